@@ -1,0 +1,44 @@
+"""bayescm: how good is this classifier, really, and how sure can we be?
+
+Bayesian analysis of binary confusion matrices with PyMC and ArviZ.
+
+>>> import bayescm as bcm
+>>> cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
+>>> idata = bcm.fit(bcm.models.three_beta(cm), random_seed=1)
+>>> table = bcm.summary(idata, metrics=["tpr", "tnr", "bm"])
+"""
+
+from bayescm import _quiet
+
+_quiet.install()
+
+from bayescm import metrics, models, priors  # noqa: E402
+from bayescm.convergence import (  # noqa: E402
+    ConvergenceError,
+    ConvergenceReport,
+    ConvergenceWarning,
+    check_convergence,
+)
+from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
+from bayescm.inference import fit  # noqa: E402
+from bayescm.priors import PriorError  # noqa: E402
+from bayescm.summary import summary  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CELLS",
+    "ConfusionMatrix",
+    "ConvergenceError",
+    "ConvergenceReport",
+    "ConvergenceWarning",
+    "CountsError",
+    "PriorError",
+    "__version__",
+    "check_convergence",
+    "fit",
+    "metrics",
+    "models",
+    "priors",
+    "summary",
+]

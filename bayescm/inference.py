@@ -1,0 +1,425 @@
+"""``fit``: sample a model, add predictive draws and metrics, check convergence.
+
+Samplers
+--------
+``sampler="nuts"`` (default) runs the No-U-Turn sampler.  The engine is chosen by
+``engine``:
+
+* ``"auto"``: for an unmodified three-Beta or Dirichlet-multinomial model,
+  nutpie's NUTS on bayescm's compiled density of that model's posterior
+  (:mod:`bayescm._kernels`, cached on disk, so neither the first fit in a fresh
+  process nor a refit with new counts or priors compiles anything); otherwise
+  ``"nutpie"``.
+* ``"nutpie"``: nutpie compiles the PyMC model itself (numba backend); compiled
+  models are reused for the same ``pm.Model`` object.
+* ``"pymc"``: plain ``pm.sample``.
+
+``sampler="exact"`` draws i.i.d. from the conjugate posterior
+(:mod:`bayescm.exact`).  Every path returns the same InferenceData layout and
+runs the same convergence check.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+import weakref
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import xarray as xr
+
+from bayescm import metrics as metric_registry
+from bayescm.convergence import ConvergenceError, ConvergenceWarning, check_convergence
+from bayescm.data import CELLS
+from bayescm.exact import ConjugatePosterior, conjugate_posterior
+from bayescm.models._spec import is_unmodified, spec_of
+from bayescm.priors import to_attrs
+
+SAMPLERS = ("nuts", "exact")
+ENGINES = ("auto", "nutpie", "pymc")
+_NUTPIE_CACHE: weakref.WeakKeyDictionary[pm.Model, Any] = weakref.WeakKeyDictionary()
+
+
+def _version() -> str:
+    from bayescm import __version__
+
+    return __version__
+
+
+def fit(
+    model: pm.Model,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    random_seed: int | None = None,
+    sampler: str = "nuts",
+    engine: str = "auto",
+    predictive_n: int | None = None,
+    metrics: Sequence[str] | None = None,
+    strict: bool = False,
+    progressbar: bool = False,
+    target_accept: float | None = None,
+) -> az.InferenceData:
+    r"""Sample a bayescm model and return a complete ``arviz.InferenceData``.
+
+    Parameters
+    ----------
+    model
+        From a builder in :mod:`bayescm.models` (or any PyMC model; metrics are
+        then added when it has a ``theta`` with dim ``cell``).
+    draws, tune, chains
+        Posterior draws per chain, tuning steps per chain, number of chains.
+        The exact sampler ignores ``tune`` and splits its i.i.d. draws into
+        ``chains`` chains so that R-hat can be computed as for MCMC.
+    random_seed
+        Seed for reproducible results.
+    sampler
+        ``"nuts"`` (default) or ``"exact"`` (conjugate models only).
+    engine
+        NUTS engine: ``"auto"``, ``"nutpie"`` or ``"pymc"`` (see module docs).
+    predictive_n
+        Also draw confusion matrices of a future test set with this many cases
+        (group ``predictions``).
+    metrics
+        Metric keys to add (default: every metric of the registry).
+    strict
+        Raise :class:`~bayescm.convergence.ConvergenceError` instead of warning
+        when the convergence check fails.
+    progressbar
+        Show the sampler's progress bar.
+    target_accept
+        NUTS target acceptance rate (default: the engine's, 0.8).
+
+    Returns
+    -------
+    arviz.InferenceData
+        Groups: ``posterior`` (parameters, ``theta`` and every metric computed
+        from ``theta`` per draw: the posterior of the metric), ``prior``
+        (same variables under the prior, when it is proper),
+        ``prior_predictive``, ``observed_data`` (``counts``), ``sample_stats``,
+        ``posterior_predictive`` (confusion matrices ``counts`` of a repeat of
+        the experiment with the observed N, and their metrics: what a repeated
+        experiment would *observe*), ``predictions`` (the same at
+        ``predictive_n``).  ``attrs`` record the priors, sampler, engine,
+        package version and the convergence verdict.
+
+    Notes
+    -----
+    Predictive metric distributions are wider than posterior ones: for a cell
+    proportion :math:`V_i/N` with :math:`V \sim \mathrm{Multinomial}(N, \theta)`,
+    :math:`\theta \sim \mathrm{Dirichlet}(\alpha)`,
+    :math:`\mathrm{Var}[V_i/N] = (1 + \alpha_0/N)\,\mathrm{Var}[\theta_i]`
+    (Tötsch & Hoffmann 2021, S4).  Report the posterior for "how good is the
+    classifier", the predictive for "what would a replication show".
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
+    >>> idata = bcm.fit(bcm.models.three_beta(cm), random_seed=1)
+    >>> sorted(idata.groups())[:3]
+    ['observed_data', 'posterior', 'posterior_predictive']
+    >>> 0.85 < float(idata.posterior["tpr"].mean()) < 0.99
+    True
+    """
+    _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
+    keys = [m.key for m in metric_registry.resolve(metrics)]
+    spec = spec_of(model)
+    rng = np.random.default_rng(random_seed)
+    seeds = rng.integers(0, 2**31 - 1, size=2)
+    conj = None
+    if spec is not None and is_unmodified(model):
+        conj = conjugate_posterior(model)
+    if sampler == "exact":
+        if conj is None:
+            conjugate_posterior(model)  # raises with the reason
+        posterior, stats = _draw_exact(conj, draws, chains, np.random.default_rng(seeds[0]))
+        used_engine = "exact"
+    else:
+        used_engine = engine
+        if engine == "auto":
+            used_engine = "bayescm-kernel" if conj is not None else "nutpie"
+        posterior, stats = _run_nuts(
+            model, conj, used_engine, draws=draws, tune=tune, chains=chains,
+            seed=int(seeds[0]), progressbar=progressbar, target_accept=target_accept,
+        )
+    coords = _coords(model)
+    post = _complete(posterior, spec, conj, coords)
+    parameters = [v for v in ("prevalence", "tpr", "tnr") if v in post and spec is not None
+                  and spec.family == "three_beta" and (v != "prevalence" or conj is None
+                  or conj.fixed_prevalence is None)]
+    if spec is not None and spec.family == "dirichlet_multinomial":
+        parameters = ["theta"]
+    if not parameters:
+        parameters = [v.name for v in model.free_RVs if v.name in post]
+
+    groups: dict[str, xr.Dataset] = {}
+    pred_rng = np.random.default_rng(seeds[1])
+    observed = _observed_counts(model, coords)
+    groups["posterior"] = _with_metrics(post, keys)
+    groups["sample_stats"] = stats
+    if observed is not None:
+        groups["observed_data"] = xr.Dataset({"counts": observed})
+        n = observed.sum("cell")
+        groups["posterior_predictive"] = _predictive(post, n, pred_rng, keys, spec)
+        if predictive_n is not None:
+            groups["predictions"] = _predictive(
+                post, xr.full_like(n, int(predictive_n)), pred_rng, keys, spec
+            )
+    prior = _prior_draws(model, spec, draws, chains, pred_rng, coords)
+    if prior is not None:
+        groups["prior"] = _with_metrics(prior, keys)
+        if observed is not None:
+            groups["prior_predictive"] = _predictive(prior, observed.sum("cell"), pred_rng, [],
+                                                     spec)
+    idata = az.InferenceData(**groups)
+    report = check_convergence(idata, var_names=parameters)
+    idata.attrs.update(_attrs(spec, conj, sampler, used_engine, parameters, predictive_n,
+                              random_seed, report))
+    if not report.ok:
+        if strict:
+            raise ConvergenceError(report.message())
+        warnings.warn(report.message(), ConvergenceWarning, stacklevel=2)
+    return idata
+
+
+def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> None:
+    if not isinstance(model, pm.Model):
+        raise TypeError(
+            f"fit needs a pymc.Model (from bayescm.models), got {type(model).__name__}."
+        )
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}.")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
+    for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
+        if not isinstance(v, int | np.integer) or v < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
+    if predictive_n is not None and (
+        not isinstance(predictive_n, int | np.integer) or predictive_n < 1
+    ):
+        raise ValueError(f"predictive_n must be a positive integer, got {predictive_n!r}.")
+
+
+def _coords(model: pm.Model) -> dict[str, list]:
+    return {k: list(v) for k, v in model.coords.items() if v is not None}
+
+
+def _observed_counts(model: pm.Model, coords: dict[str, list]) -> xr.DataArray | None:
+    if "counts_data" not in model.named_vars or "classifier" not in coords:
+        return None
+    values = np.asarray(model["counts_data"].get_value())
+    return xr.DataArray(values, dims=("classifier", "cell"),
+                        coords={"classifier": coords["classifier"], "cell": list(CELLS)})
+
+
+# -- samplers -----------------------------------------------------------------
+def _draw_exact(conj: ConjugatePosterior, draws: int, chains: int, rng: np.random.Generator):
+    values = conj.draw(rng, (chains, draws))
+    stats = xr.Dataset(
+        {"diverging": (("chain", "draw"), np.zeros((chains, draws), dtype=bool))},
+        coords={"chain": np.arange(chains), "draw": np.arange(draws)},
+    )
+    return values, stats
+
+
+def _run_nuts(model, conj, engine, *, draws, tune, chains, seed, progressbar, target_accept):
+    if engine == "bayescm-kernel":
+        return _sample_kernel(conj, draws=draws, tune=tune, chains=chains, seed=seed,
+                              progressbar=progressbar, target_accept=target_accept)
+    if engine == "nutpie":
+        import nutpie
+
+        compiled = _NUTPIE_CACHE.get(model)
+        if compiled is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compiled = nutpie.compile_pymc_model(model)
+            _NUTPIE_CACHE[model] = compiled
+        kwargs = {} if target_accept is None else {"target_accept": target_accept}
+        trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                              progress_bar=progressbar, **kwargs)
+        return _to_arrays(trace.posterior), _stats(trace.sample_stats)
+    kwargs = {} if target_accept is None else {"target_accept": target_accept}
+    with model, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning, module="pymc")
+        trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False, **kwargs)
+    return _to_arrays(trace.posterior), _stats(trace.sample_stats)
+
+
+def _to_arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:
+    return {k: v.values for k, v in posterior.data_vars.items()}
+
+
+def _stats(stats: xr.Dataset) -> xr.Dataset:
+    stats = stats.copy()
+    if "diverging" not in stats and "divergences" in stats:
+        stats = stats.rename({"divergences": "diverging"})
+    return stats.drop_vars([v for v in stats.data_vars if stats[v].ndim > 2])
+
+
+def _sample_kernel(conj, *, draws, tune, chains, seed, progressbar, target_accept):
+    import nutpie
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    from bayescm import _kernels
+
+    names = list(conj.betas)
+    c = len(conj.classifiers)
+    a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
+    b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
+    nd, k = (c, len(CELLS)) if conj.dirichlet is not None else (0, 0)
+    dvals = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
+    user_data = np.ascontiguousarray(np.concatenate([[a.size, nd, k], a, b, dvals]), float)
+    n_dim = a.size + nd * (k - 1)
+    n_expanded = a.size + nd * k
+    shapes = [(c,)] * len(names) + ([(c, k)] if nd else [])
+    var_names = names + (["theta"] if nd else [])
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(sizes)]
+
+    def initial_point(seed: Any) -> np.ndarray:
+        # PyMC's default: jitter uniformly in (-1, 1) around 0 on the unconstrained scale.
+        return np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
+
+    compiled = CompiledPyMCModel(
+        compiled_logp_func=_kernels.logp, compiled_expand_func=_kernels.expand,
+        initial_point_func=initial_point, shared_data={}, user_data=user_data,
+        n_expanded=n_expanded, shape_info=(var_names, slices, shapes), logp_func=None,
+        expand_func=None, _n_dim=n_dim, _shapes=dict(zip(var_names, shapes, strict=True)),
+        _coords={}, dims={},
+    )
+    kwargs = {} if target_accept is None else {"target_accept": target_accept}
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                          progress_bar=progressbar, **kwargs)
+    out = {}
+    for name, shape in zip(var_names, shapes, strict=True):
+        out[name] = trace.posterior[name].values.reshape(chains, draws, *shape)
+    return out, _stats(trace.sample_stats)
+
+
+# -- assembling the InferenceData ----------------------------------------------
+def _complete(values: dict[str, np.ndarray], spec, conj, coords) -> xr.Dataset:
+    """Posterior dataset with named dims; theta derived for the three-Beta model."""
+    chains, draws = next(iter(values.values())).shape[:2]
+    base = {"chain": np.arange(chains), "draw": np.arange(draws)}
+    data = {}
+    for name, arr in values.items():
+        dims = _dims_for(name, arr, coords)
+        data[name] = xr.DataArray(arr, dims=("chain", "draw", *dims))
+    ds = xr.Dataset(data, coords={**base, **{d: coords[d] for d in coords
+                                             if any(d in v.dims for v in data.values())}})
+    if spec is not None and spec.family == "three_beta":
+        if "prevalence" not in ds:
+            fixed = conj.fixed_prevalence if conj is not None else spec.fixed_prevalence
+            ds["prevalence"] = xr.DataArray(np.broadcast_to(fixed, ds["tpr"].shape).copy(),
+                                            dims=ds["tpr"].dims, coords=ds["tpr"].coords)
+        phi, tpr, tnr = ds["prevalence"], ds["tpr"], ds["tnr"]
+        theta = xr.concat([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)],
+                          dim=xr.DataArray(list(CELLS), dims="cell", name="cell"))
+        ds["theta"] = theta.transpose("chain", "draw", "classifier", "cell")
+    if "cell" in ds.dims:
+        ds = ds.assign_coords(cell=list(CELLS))
+    return ds
+
+
+def _dims_for(name: str, arr: np.ndarray, coords: dict[str, list]) -> tuple[str, ...]:
+    shape = arr.shape[2:]
+    if name == "theta" and len(shape) == 2:
+        return ("classifier", "cell")
+    if len(shape) == 1 and "classifier" in coords and shape[0] == len(coords["classifier"]):
+        return ("classifier",)
+    return tuple(f"{name}_dim_{i}" for i in range(len(shape)))
+
+
+def _with_metrics(ds: xr.Dataset, keys: Sequence[str]) -> xr.Dataset:
+    if "theta" not in ds or "cell" not in ds["theta"].dims:
+        return ds
+    new = [k for k in keys if k not in ds]
+    return ds.merge(metric_registry.compute(ds["theta"], new)) if new else ds
+
+
+def _predictive(post, n: xr.DataArray, rng, keys, spec) -> xr.Dataset:
+    """Confusion matrices of a repeated experiment with ``n`` cases, and their metrics.
+
+    With a fixed (designed) prevalence the class sizes are fixed too:
+    tp ~ Binomial(P, tpr), tn ~ Binomial(N - P, tnr) with P = round(prevalence N).
+    """
+    theta = post["theta"].transpose("chain", "draw", "classifier", "cell")
+    nn = n.values.astype(np.int64)
+    if spec is not None and spec.family == "three_beta" and spec.fixed_prevalence is not None:
+        phi = post["prevalence"].values[0, 0]
+        pos = np.rint(phi * nn).astype(np.int64)
+        tp = rng.binomial(pos, post["tpr"].values)
+        tn = rng.binomial(nn - pos, post["tnr"].values)
+        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
+    else:
+        p = theta.values
+        p = p / p.sum(axis=-1, keepdims=True)  # guard against rounding drift
+        counts = rng.multinomial(np.broadcast_to(nn, p.shape[:-1]), p)
+    da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
+    ds = xr.Dataset({"counts": da})
+    if keys:
+        ds = ds.merge(metric_registry.compute(da, keys))
+    ds.attrs["n"] = json.dumps(dict(zip(map(str, n["classifier"].values), nn.tolist(),
+                                        strict=True)))
+    ds.attrs["meaning"] = (
+        "confusion matrices (and their plug-in metrics) that a repetition of the experiment "
+        "with n cases would observe; not the posterior of the metrics"
+    )
+    return ds
+
+
+def _prior_draws(model, spec, draws, chains, rng, coords) -> xr.Dataset | None:
+    if spec is None or not is_unmodified(model):
+        return None
+    values: dict[str, np.ndarray] = {}
+    c = len(coords["classifier"])
+    for name in spec.priors:
+        if name == "theta":
+            alpha = np.asarray(model["theta_alpha"].get_value())
+            if np.any(alpha <= 0):
+                return None
+            g = rng.standard_gamma(alpha, size=(chains, draws, *alpha.shape))
+            values["theta"] = g / g.sum(axis=-1, keepdims=True)
+        else:
+            a = np.asarray(model[f"{name}_alpha"].get_value())
+            b = np.asarray(model[f"{name}_beta"].get_value())
+            if np.any(a <= 0) or np.any(b <= 0):
+                return None  # an improper prior has no draws
+            values[name] = rng.beta(a, b, size=(chains, draws, c))
+    return _complete(values, spec, None, coords)
+
+
+def _attrs(spec, conj, sampler, engine, parameters, predictive_n, seed, report) -> dict:
+    import pytensor
+
+    attrs = {
+        "inference_library": "bayescm",
+        "inference_library_version": _version(),
+        "pymc_version": pm.__version__,
+        "pytensor_version": pytensor.__version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sampler": sampler,
+        "engine": engine,
+        "parameters": ",".join(parameters),
+        "random_seed": "None" if seed is None else int(seed),
+        "converged": int(report.ok),
+        "convergence": report.message(),
+    }
+    if spec is not None:
+        attrs["model"] = spec.family
+        attrs["priors"] = to_attrs(spec.priors, spec.data.classifiers)
+        if spec.fixed_prevalence is not None:
+            attrs["fixed_prevalence"] = spec.fixed_prevalence
+    if predictive_n is not None:
+        attrs["predictive_n"] = int(predictive_n)
+    return attrs
