@@ -1,9 +1,10 @@
 """Keep library noise out of users' notebooks.
 
-PyTensor announces at import that it found no optimised BLAS ("Using NumPy
-C-API based implementation for BLAS functions"), which says nothing a bayescm
-user can act on.  We import PyTensor once with that message filtered, and leave
-every other warning alone.
+PyTensor announces that it found no optimised BLAS ("Using NumPy C-API based
+implementation for BLAS functions" at import, "PyTensor could not link to a BLAS
+installation" at its first C compilation).  Neither says anything a bayescm user
+can act on: our models have no matrix products.  We filter exactly these two
+messages and leave every other warning alone.
 """
 
 import logging
@@ -11,6 +12,9 @@ import warnings
 
 
 def install() -> None:
+    warnings.filterwarnings(
+        "ignore", message="PyTensor could not link to a BLAS installation", category=UserWarning
+    )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*BLAS.*")
         warnings.filterwarnings("ignore", category=FutureWarning, module="pytensor.*")

@@ -95,7 +95,10 @@ def fit(
     progressbar
         Show the sampler's progress bar.
     target_accept
-        NUTS target acceptance rate (default: the engine's, 0.8).
+        NUTS target acceptance rate.  Default 0.9 for bayescm's models: a zero
+        cell puts posterior mass at a boundary, which is a long tail on the logit
+        scale, and the engines' usual 0.8 then gives occasional spurious
+        divergences.  Other models get the engine's default.
 
     Returns
     -------
@@ -143,6 +146,8 @@ def fit(
         posterior, stats = _draw_exact(conj, draws, chains, np.random.default_rng(seeds[0]))
         used_engine = "exact"
     else:
+        if target_accept is None and spec is not None:
+            target_accept = 0.9
         used_engine = engine
         if engine == "auto":
             used_engine = "bayescm-kernel" if conj is not None else "nutpie"

@@ -264,12 +264,16 @@ def get(name: str) -> Metric:
 
 
 def resolve(metrics: str | Iterable[str] | None) -> list[Metric]:
-    """Metrics for a name, a list of names, or ``None`` (= all)."""
+    """Metrics for a name, a list of names or aliases, or ``None`` (= all); no repeats."""
     if metrics is None:
         return list(REGISTRY.values())
     if isinstance(metrics, str):
         metrics = [metrics]
-    return [get(m) for m in metrics]
+    found = {}
+    for m in metrics:
+        metric = get(m)
+        found.setdefault(metric.key, metric)
+    return list(found.values())
 
 
 def fbeta(beta: float) -> Metric:
@@ -295,7 +299,7 @@ def evaluate(metric: str | Metric, tp: Any, fn: Any, fp: Any, tn: Any) -> Any:
     >>> from bayescm import metrics
     >>> float(metrics.evaluate("tnr", 26, 0, 2, 6))
     0.75
-    >>> float(metrics.evaluate("mcc", 0.4, 0.1, 0.1, 0.4))
+    >>> round(float(metrics.evaluate("mcc", 0.4, 0.1, 0.1, 0.4)), 12)
     0.6
     """
     m = metric if isinstance(metric, Metric) else get(metric)
@@ -350,10 +354,9 @@ def plug_in(counts: Any, metrics: str | Sequence[str] | None = None) -> pd.DataF
     Examples
     --------
     >>> import bayescm as bcm
-    >>> bcm.metrics.plug_in(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6), ["tpr", "tnr"])
-                tpr   tnr
-    classifier
-    cm          1.0  0.75
+    >>> frame = bcm.metrics.plug_in(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6), ["tpr", "tnr"])
+    >>> frame.loc["cm"].to_dict()
+    {'tpr': 1.0, 'tnr': 0.75}
     """
     arr = counts.to_xarray() if hasattr(counts, "to_xarray") and not _is_xr(counts) else counts
     ds = compute(arr, metrics)

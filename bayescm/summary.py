@@ -65,8 +65,9 @@ def summary(
     group
         ``"posterior"`` (the metric's posterior), ``"posterior_predictive"`` or
         ``"predictions"`` (what repeated experiments would observe: draws where a
-        metric is undefined, e.g. ppv with no predicted positives, are dropped and
-        counted in column ``undefined``), or ``"prior"``.
+        metric is undefined or infinite, e.g. ppv with no predicted positives or
+        log_dor with tp * tn = 0, are dropped and their share is reported in column
+        ``undefined``), or ``"prior"``.
 
     Returns
     -------
@@ -114,7 +115,7 @@ def summary(
     for key in keys:
         da = ds[key].transpose("classifier", "chain", "draw")
         flat = da.values.reshape(len(names), -1)
-        undefined = np.isnan(flat).sum(axis=-1)
+        undefined = (~np.isfinite(flat)).sum(axis=-1)
         cols = _stats(flat, hdi_prob)
         cols["plug_in"] = plug[key].values if plug is not None else np.full(len(names), np.nan)
         if group != "posterior":
@@ -131,7 +132,7 @@ def summary(
 
 
 def _stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
-    if not np.isnan(flat).any():
+    if np.isfinite(flat).all():
         lower, upper = hdi(flat, hdi_prob)
         with np.errstate(invalid="ignore"):
             return {"mean": flat.mean(-1), "sd": flat.std(-1, ddof=1),
@@ -139,7 +140,7 @@ def _stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
                     "hdi_width": upper - lower}
     out = {k: np.full(flat.shape[0], np.nan) for k in COLUMNS[1:]}
     for i, row in enumerate(flat):
-        row = row[~np.isnan(row)]
+        row = row[np.isfinite(row)]
         if row.size < 2:
             continue
         lo, hi = hdi(row[None, :], hdi_prob)

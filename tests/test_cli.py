@@ -1,0 +1,57 @@
+import json
+
+import pytest
+
+from bayescm import cli
+
+
+def test_summarize_table(capsys):
+    assert cli.main(["summarize", "--tp", "26", "--fn", "0", "--fp", "2", "--tn", "6",
+                     "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "True negative rate" in out and "Converged" in out and "N = 34" in out
+
+
+def test_summarize_json_with_prior_and_hdi(capsys):
+    argv = ["summarize", "--tp", "26", "--fn", "0", "--fp", "2", "--tn", "6", "--json",
+            "--prior", "tpr=beta:20,4", "--hdi-prob", "0.9", "--metrics", "tpr,tnr,bm",
+            "--seed", "2"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["metrics"]) == {"tpr", "tnr", "bm"}
+    assert out["hdi_prob"] == 0.9
+    assert out["priors"]["tpr"]["cm"] == "Beta(20, 4)"
+    assert out["convergence"]["ok"] is True
+    # posterior mean of tpr under Beta(20, 4) + (26, 0) = Beta(46, 4)
+    assert out["metrics"]["tpr"]["mean"] == pytest.approx(46 / 50, abs=0.005)
+    assert out["metrics"]["tpr"]["plug_in"] == 1.0
+
+
+def test_summarize_nuts(capsys):
+    argv = ["summarize", "--tp", "10", "--fn", "5", "--fp", "3", "--tn", "20", "--json",
+            "--sampler", "nuts", "--metrics", "tpr", "--seed", "3"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sampler"] == "nuts" and out["engine"] == "bayescm-kernel"
+    assert out["metrics"]["tpr"]["mean"] == pytest.approx(11 / 17, abs=0.01)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--tp", "-1"], "negative"),
+    (["--tp", "2.5"], "whole number"),
+    (["--tp", "1", "--prior", "sensitivity=beta:1,1"], "no parameter"),
+    (["--tp", "1", "--metrics", "auc"], "Unknown metric"),
+])
+def test_summarize_errors(capsys, argv, words):
+    base = ["summarize", "--fn", "0", "--fp", "2", "--tn", "6"]
+    assert cli.main(base + argv) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_demo_writes_results(tmp_path, capsys):
+    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "7a" in out and "Converged" in out
+    for name in ("literature_summary.csv", "literature_report.csv",
+                 "literature_bm_forest.png", "literature_posterior.nc"):
+        assert (tmp_path / name).stat().st_size > 0

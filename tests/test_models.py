@@ -1,0 +1,116 @@
+import ctypes
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import bayescm as bcm
+from bayescm import _kernels
+from bayescm.exact import conjugate_posterior
+from bayescm.priors import Beta, Dirichlet, PriorError
+
+
+def test_three_beta_structure(batch):
+    m = bcm.models.three_beta(batch)
+    assert sorted(v.name for v in m.free_RVs) == ["prevalence", "tnr", "tpr"]
+    assert m.named_vars_to_dims["theta"] == ("classifier", "cell")
+    assert m.named_vars_to_dims["tpr"] == ("classifier",)
+    assert list(m.coords["cell"]) == ["tp", "fn", "fp", "tn"]
+    assert list(m.coords["classifier"]) == list(batch.classifiers)
+    for name in ("counts_data", "tpr_alpha", "tpr_beta", "prevalence_alpha"):
+        assert isinstance(m[name], pm.model.core.SharedVariable | type(m["counts_data"]))
+    ip = m.initial_point()
+    assert np.isfinite(m.compile_logp()(ip))
+    assert np.all(np.isfinite(m.compile_dlogp()(ip)))
+
+
+def test_dirichlet_structure(batch):
+    m = bcm.models.dirichlet_multinomial(batch)
+    assert [v.name for v in m.free_RVs] == ["theta"]
+    assert m.named_vars_to_dims["theta"] == ("classifier", "cell")
+    ip = m.initial_point()
+    assert np.isfinite(m.compile_logp()(ip))
+
+
+def test_fixed_prevalence():
+    m = bcm.models.three_beta(bcm.ConfusionMatrix(tp=20, fn=5, fp=3, tn=22), prevalence=0.5)
+    assert sorted(v.name for v in m.free_RVs) == ["tnr", "tpr"]
+    with pytest.raises(ValueError, match="strictly between"):
+        bcm.models.three_beta(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1), prevalence=1.0)
+    with pytest.raises(PriorError, match="fixed prevalence"):
+        bcm.models.three_beta(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1), prevalence=0.5,
+                              priors={"prevalence": Beta(2, 2)})
+
+
+def test_haldane_only_when_proper(cocaine):
+    # tpr has fn = 0: Beta(0, 0) + (26, 0) = Beta(26, 0) is improper
+    with pytest.raises(PriorError, match=r"'tpr'.*'cm'.*improper"):
+        bcm.models.three_beta(cocaine, priors={"tpr": Beta(0, 0)})
+    # tnr has tn = 6, fp = 2: proper
+    m = bcm.models.three_beta(cocaine, priors={"tnr": Beta(0, 0)})
+    idata = bcm.fit(m, sampler="exact", random_seed=3)
+    assert float(idata.posterior["tnr"].mean()) == pytest.approx(6 / 8, abs=0.01)
+    assert "prior" not in idata.groups()  # an improper prior has no draws
+    with pytest.raises(PriorError, match="theta"):
+        bcm.models.dirichlet_multinomial(cocaine, priors={"theta": Dirichlet((0, 0, 0, 0))})
+
+
+def test_bad_input_fails_before_any_model_is_built(monkeypatch, cocaine):
+    import importlib
+
+    dm = importlib.import_module("bayescm.models.dirichlet_multinomial")
+    tb = importlib.import_module("bayescm.models.three_beta")
+
+    def boom(*a, **k):
+        raise AssertionError("a PyMC model was built before the input was checked")
+
+    monkeypatch.setattr(tb.pm, "Model", boom)
+    monkeypatch.setattr(dm.pm, "Model", boom)
+    with pytest.raises(PriorError):
+        tb.three_beta(cocaine, priors={"sensitivity": Beta(1, 1)})
+    with pytest.raises(PriorError):
+        tb.three_beta(cocaine, priors={"tpr": Beta(0, 0)})
+    with pytest.raises(ValueError):
+        tb.three_beta({"tp": -1, "fn": 0, "fp": 1, "tn": 1})
+    with pytest.raises(TypeError, match="ConfusionMatrix"):
+        tb.three_beta([26, 0, 2, 6])
+    with pytest.raises(PriorError):
+        dm.dirichlet_multinomial(cocaine, priors={"theta": Dirichlet((1, 1))})
+
+
+def _kernel_logp(conj, x: np.ndarray):
+    names = list(conj.betas)
+    a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
+    b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
+    d = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
+    nd, k = (conj.dirichlet.shape[0], 4) if conj.dirichlet is not None else (0, 0)
+    ud = np.concatenate([[a.size, nd, k], a, b, d]).astype(float)
+    x = np.ascontiguousarray(x, float)
+    grad = np.zeros_like(x)
+    out = np.zeros(1)
+    ptr = ctypes.POINTER(ctypes.c_double)
+    rc = _kernels.logp.ctypes(x.size, x.ctypes.data_as(ptr), grad.ctypes.data_as(ptr),
+                              out.ctypes.data_as(ptr), ud.ctypes.data_as(ptr))
+    assert rc == 0
+    return out[0], grad
+
+
+@pytest.mark.parametrize("family", ["three_beta", "dirichlet_multinomial"])
+def test_kernel_is_the_pymc_posterior(batch, family):
+    """The compiled NUTS kernel equals the PyMC model's log density up to a constant,
+    with the same gradient, in PyMC's own unconstrained coordinates."""
+    prior = {"three_beta": {"tpr": Beta(3, 2), "tnr": Beta(0.5, 0.5)},
+             "dirichlet_multinomial": {"theta": Dirichlet((2, 1, 0.5, 3))}}[family]
+    m = getattr(bcm.models, family)(batch, priors=prior)
+    conj = conjugate_posterior(m)
+    logp, dlogp = m.compile_logp(), m.compile_dlogp()
+    rng = np.random.default_rng(5)
+    diffs = []
+    for _ in range(20):
+        point = {v.name: rng.normal(0, 1.5, size=m.initial_point()[v.name].shape)
+                 for v in m.value_vars}
+        x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
+        lk, gk = _kernel_logp(conj, x)
+        diffs.append(logp(point) - lk)
+        np.testing.assert_allclose(gk, dlogp(point), rtol=1e-9, atol=1e-9)
+    assert np.ptp(diffs) < 1e-8
