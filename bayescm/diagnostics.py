@@ -82,8 +82,8 @@ def _autocov(x: np.ndarray) -> np.ndarray:
     n = x.shape[-1]
     m = fft.next_fast_len(2 * n)
     centred = x - x.mean(axis=-1, keepdims=True)
-    f = np.fft.rfft(centred, n=m, axis=-1)
-    return np.fft.irfft(f * np.conjugate(f), n=m, axis=-1)[..., :n] / n
+    f = fft.rfft(centred, n=m, axis=-1)
+    return fft.irfft(f * np.conjugate(f), n=m, axis=-1)[..., :n] / n
 
 
 def _ess(x: np.ndarray) -> np.ndarray:

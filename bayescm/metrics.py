@@ -34,6 +34,7 @@ markedness and correlation", J. Mach. Learn. Technol. (2011).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,16 +49,14 @@ def _is_xr(*xs: Any) -> bool:
     return any(isinstance(x, xr.DataArray | xr.Dataset) for x in xs)
 
 
-def _where(cond: Any, a: Any, b: Any) -> Any:
-    return xr.where(cond, a, b) if _is_xr(cond, a, b) else np.where(cond, a, b)
-
-
 def div(num: Any, den: Any) -> Any:
     """``num / den`` with NaN where ``den == 0`` (the registry's one convention)."""
-    if not _is_xr(num, den):
-        num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _where(den == 0, np.nan, num / den)
+    if _is_xr(num, den):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xr.where(den == 0, np.nan, num / den)
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    out = np.full(np.broadcast_shapes(num.shape, den.shape), np.nan)
+    return np.divide(num, den, out=out, where=den != 0)
 
 
 def _sqrt(x: Any) -> Any:
@@ -307,7 +306,11 @@ def evaluate(metric: str | Metric, tp: Any, fn: Any, fp: Any, tn: Any) -> Any:
 
 
 def compute(
-    cells: xr.DataArray, metrics: str | Sequence[str] | None = None, *, dim: str = "cell"
+    cells: xr.DataArray,
+    metrics: str | Sequence[str] | None = None,
+    *,
+    dim: str = "cell",
+    dtype: Any = np.float64,
 ) -> xr.Dataset:
     """Every requested metric of an array with a named ``cell`` dim.
 
@@ -318,6 +321,10 @@ def compute(
         holding coords ``tp, fn, fp, tn`` in any order.
     metrics
         Keys to compute; all registered metrics by default.
+    dim
+        Name of the cell dim.
+    dtype
+        Floating type of the results (evaluation is always in float64).
 
     Returns
     -------
@@ -329,11 +336,21 @@ def compute(
     missing = [c for c in CELLS if c not in cells[dim].values.tolist()]
     if missing:
         raise ValueError(f"Cells {missing} are missing from dim {dim!r}.")
-    parts = [cells.sel({dim: c}, drop=True).astype(float) for c in CELLS]
+    # Evaluate on plain arrays (xarray's per-operation bookkeeping costs more than the
+    # arithmetic for large batches) and label once; NumPy releases the GIL, so
+    # metrics run in two threads.
+    template = cells.isel({dim: 0}, drop=True)
+    parts = [cells.sel({dim: c}, drop=True).transpose(*template.dims).values.astype(float)
+             for c in CELLS]
+    chosen = resolve(metrics)
+    with ThreadPoolExecutor(2) as pool:
+        values = list(pool.map(lambda m: np.asarray(m(*parts), dtype=dtype), chosen))
     out = {}
-    for m in resolve(metrics):
-        value = m(*parts)
-        out[m.key] = value.assign_attrs(label=m.label, formula=m.math)
+    for m, v in zip(chosen, values, strict=True):
+        if v.shape != template.shape:
+            v = np.broadcast_to(v, template.shape).copy()
+        out[m.key] = xr.DataArray(v, dims=template.dims, coords=template.coords,
+                                  attrs={"label": m.label, "formula": m.math})
     return xr.Dataset(out)
 
 

@@ -1,0 +1,170 @@
+"""Measurements that run inside a fresh Python process, for ``bench_core.py``.
+
+``bench_core.py`` starts ``python -c "...; _worker.main(task, params_json)"`` in a
+subprocess; the task prints one line ``BENCH_JSON {...}`` with its timings and the
+process's peak resident memory (``ru_maxrss`` of that process).  Only the standard
+library is imported at module level, so the import of bayescm can be timed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import statistics
+import sys
+import time
+import warnings
+
+MARKER = "BENCH_JSON "
+
+
+def _quiet() -> None:
+    warnings.filterwarnings("ignore")
+    for name in ("pymc", "pytensor", "arviz", "numba", "nutpie"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _peak_mb() -> float:
+    """High-water mark of this process's resident memory, in MB (10^6 bytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # Linux: KiB
+
+
+def _import_bayescm() -> tuple[object, float]:
+    t0 = time.perf_counter()
+    import bayescm
+
+    _quiet()  # again: importing pymc & co. may have reset logger levels
+    return bayescm, time.perf_counter() - t0
+
+
+def _cocaine(bcm):
+    return bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
+
+
+def task_exact(params: dict) -> dict:
+    """Exact sampler + summary on 1 or many matrices; time and peak memory."""
+    bcm, t_import = _import_bayescm()
+    import numpy as np
+
+    baseline = _peak_mb()
+    n = int(params["n_matrices"])
+    if n == 1:
+        cm = _cocaine(bcm)
+    else:
+        rng = np.random.default_rng(int(params["seed"]))
+        totals = rng.integers(20, 501, size=n)  # N in [20, 500]
+        probs = rng.dirichlet(np.ones(4), size=n)
+        counts = rng.multinomial(totals, probs)  # zeros allowed
+        cm = bcm.ConfusionMatrix(tp=counts[:, 0], fn=counts[:, 1], fp=counts[:, 2],
+                                 tn=counts[:, 3])
+    draws, chains = int(params["draws"]), int(params["chains"])
+    t0 = time.perf_counter()
+    model = bcm.models.three_beta(cm)
+    t1 = time.perf_counter()
+    lean = params.get("groups") == "posterior"
+    idata = bcm.fit(model, sampler="exact", draws=draws, chains=chains, random_seed=1,
+                    prior=not lean, predictive=not lean)
+    t2 = time.perf_counter()
+    table = bcm.summary(idata)
+    t3 = time.perf_counter()
+    return {
+        "import_s": t_import, "build_s": t1 - t0, "fit_s": t2 - t1, "summary_s": t3 - t2,
+        "total_s": t3 - t0, "peak_mb": _peak_mb(), "baseline_mb": baseline,
+        "matrices": len(cm), "draws_total": chains * draws, "summary_rows": len(table),
+        "metrics": int(table.index.get_level_values("metric").nunique()),
+        "converged": int(idata.attrs.get("converged", -1)),
+    }
+
+
+def task_first_fit(params: dict) -> dict:
+    """First NUTS fit of the three-Beta model on the cocaine matrix in this process."""
+    bcm, t_import = _import_bayescm()
+    engine = params["engine"]
+    t0 = time.perf_counter()
+    model = bcm.models.three_beta(_cocaine(bcm))
+    if engine == "pm.sample":
+        import pymc as pm
+
+        with model:
+            idata = pm.sample(random_seed=1, progressbar=False)
+        used = "pm.sample"
+    else:
+        idata = bcm.fit(model, random_seed=1, engine=engine)
+        used = str(idata.attrs.get("engine"))
+    fit_s = time.perf_counter() - t0
+    post = idata.posterior
+    div = int(idata.sample_stats["diverging"].sum()) if "diverging" in idata.sample_stats else -1
+    return {
+        "import_s": t_import, "fit_s": fit_s, "peak_mb": _peak_mb(), "engine_used": used,
+        "chains": int(post.sizes["chain"]), "draws": int(post.sizes["draw"]),
+        "divergences": div, "tpr_mean": float(post["tpr"].mean()),
+    }
+
+
+def _timed(fn, reps: int) -> tuple[float, list[float], object]:
+    times, out = [], None
+    for i in range(reps):
+        t0 = time.perf_counter()
+        out = fn(i)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times, out
+
+
+def task_in_process(params: dict) -> dict:
+    """Refits after a first fit, and batch versus single matrix, in one process."""
+    bcm, t_import = _import_bayescm()
+    from bayescm import datasets
+
+    reps_refit, reps_batch = int(params["reps_refit"]), int(params["reps_batch"])
+    cocaine = _cocaine(bcm)
+    new_counts = bcm.ConfusionMatrix(tp=10, fn=5, fp=3, tn=20)
+    new_priors = {
+        "three_beta": {"tpr": bcm.priors.Beta(20, 4)},
+        "dirichlet_multinomial": {"theta": bcm.priors.Dirichlet((20, 4, 4, 20))},
+    }
+    refit = {}
+    for family in ("three_beta", "dirichlet_multinomial"):
+        build = getattr(bcm.models, family)
+        t0 = time.perf_counter()
+        first = bcm.fit(build(cocaine), random_seed=1)
+        first_s = time.perf_counter() - t0
+        med_c, all_c, id_c = _timed(
+            lambda i, build=build: bcm.fit(build(new_counts), random_seed=100 + i), reps_refit)
+        med_p, all_p, id_p = _timed(
+            lambda i, build=build, family=family: bcm.fit(
+                build(cocaine, priors=new_priors[family]), random_seed=200 + i), reps_refit)
+        refit[family] = {
+            "first_s": first_s, "counts_median_s": med_c, "counts_all_s": all_c,
+            "priors_median_s": med_p, "priors_all_s": all_p,
+            "engine": str(first.attrs.get("engine")),
+            "engines": sorted({str(first.attrs.get("engine")), str(id_c.attrs.get("engine")),
+                               str(id_p.attrs.get("engine"))}),
+            "prior_label": repr(next(iter(new_priors[family].values()))),
+            "converged": int(all(x.attrs.get("converged") for x in (first, id_c, id_p))),
+        }
+    literature = datasets.totsch_literature()
+    batch = {}
+    for label, cm in (("single", cocaine), ("batch", literature)):
+        bcm.fit(bcm.models.three_beta(cm), random_seed=1)  # warm-up, not timed
+        med, runs, idata = _timed(
+            lambda i, cm=cm: bcm.fit(bcm.models.three_beta(cm), random_seed=300 + i), reps_batch)
+        batch[label] = {"median_s": med, "all_s": runs, "matrices": len(cm),
+                        "engine": str(idata.attrs.get("engine")),
+                        "converged": int(idata.attrs.get("converged", -1))}
+    # the alternative a batch replaces: one fit per matrix
+    t0 = time.perf_counter()
+    for i, one in enumerate(literature):
+        bcm.fit(bcm.models.three_beta(one), random_seed=400 + i)
+    batch["sequential_s"] = time.perf_counter() - t0
+    return {"import_s": t_import, "refit": refit, "batch": batch, "peak_mb": _peak_mb()}
+
+
+TASKS = {"exact": task_exact, "first_fit": task_first_fit, "in_process": task_in_process}
+
+
+def main(task: str, params_json: str) -> None:
+    _quiet()
+    result = TASKS[task](json.loads(params_json))
+    sys.stdout.write(MARKER + json.dumps(result) + "\n")
+    sys.stdout.flush()
