@@ -13,6 +13,7 @@ from bayescm import _quiet
 _quiet.install()
 
 from bayescm import metrics, models, priors  # noqa: E402
+from bayescm.agreement import AgreementTable  # noqa: E402
 from bayescm.convergence import (  # noqa: E402
     ConvergenceError,
     ConvergenceReport,
@@ -21,6 +22,7 @@ from bayescm.convergence import (  # noqa: E402
 )
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
 from bayescm.inference import fit  # noqa: E402
+from bayescm.ppc import posterior_predictive_check  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
 from bayescm.summary import summary  # noqa: E402
 
@@ -28,6 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CELLS",
+    "AgreementTable",
     "ConfusionMatrix",
     "ConvergenceError",
     "ConvergenceReport",
@@ -39,6 +42,7 @@ __all__ = [
     "fit",
     "metrics",
     "models",
+    "posterior_predictive_check",
     "priors",
     "summary",
 ]

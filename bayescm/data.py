@@ -24,12 +24,18 @@ class CountsError(ValueError):
     """Invalid counts: the message names the offending field and classifier."""
 
 
-def _where(names: Sequence[str], index: int) -> str:
-    return f"classifier {names[index]!r}" if len(names) > 1 else "the confusion matrix"
+def _where(names: Sequence[str], index: int, unit: str) -> str:
+    if len(names) > 1 or unit != "classifier":
+        return f"{unit} {names[index]!r}"
+    return "the confusion matrix"
 
 
 def validate_counts(
-    values: Mapping[str, Any], names: Sequence[str] | None = None, *, kind: str = "cell"
+    values: Mapping[str, Any],
+    names: Sequence[str] | None = None,
+    *,
+    kind: str = "cell",
+    unit: str = "classifier",
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Check named count fields and stack them into an integer array.
 
@@ -42,6 +48,8 @@ def validate_counts(
         for a batch.
     kind
         What a field is called in error messages.
+    unit
+        What a row is called in error messages (``classifier``, ``population``).
 
     Returns
     -------
@@ -73,7 +81,7 @@ def validate_counts(
     sizes = {f: a.size for f, a in arrays.items()}
     if len(set(sizes.values())) != 1:
         raise CountsError(
-            f"{kind}s have different lengths {sizes}; every {kind} needs one count per classifier."
+            f"{kind}s have different lengths {sizes}; every {kind} needs one count per {unit}."
         )
     n = next(iter(sizes.values()))
     if n == 0:
@@ -82,13 +90,13 @@ def validate_counts(
         names = ("cm",) if n == 1 else tuple(f"cm{i}" for i in range(n))
     names = tuple(str(x) for x in names)
     if len(names) != n:
-        raise CountsError(f"{len(names)} classifier names given for {n} sets of counts.")
+        raise CountsError(f"{len(names)} {unit} names given for {n} sets of counts.")
     if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
-        raise CountsError(f"Classifier names must be unique; repeated: {dup}.")
+        raise CountsError(f"{unit.capitalize()} names must be unique; repeated: {dup}.")
     for field, arr in arrays.items():
         for i, v in enumerate(arr):
-            where = _where(names, i)
+            where = _where(names, i, unit)
             if not np.isfinite(v):
                 raise CountsError(f"{kind} {field!r} of {where} is {v}; counts must be finite.")
             if v < 0:
@@ -104,8 +112,8 @@ def validate_counts(
     for i, total in enumerate(counts.sum(axis=-1)):
         if total == 0:
             raise CountsError(
-                f"All counts of {_where(names, i)} are zero: an empty table carries no "
-                "information; drop it or give its counts."
+                f"All counts of {_where(names, i, unit)} are zero: it has no data, and an empty "
+                "table carries no information; drop it or give its counts."
             )
     counts.setflags(write=False)
     return counts, names

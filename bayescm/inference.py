@@ -22,7 +22,6 @@ runs the same convergence check.
 from __future__ import annotations
 
 import itertools
-import json
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -34,20 +33,21 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from bayescm import draws as draws_mod
 from bayescm import metrics as metric_registry
 from bayescm.convergence import ConvergenceError, ConvergenceWarning, check_convergence
 from bayescm.data import CELLS
-from bayescm.exact import ConjugatePosterior, conjugate_posterior
+from bayescm.exact import CONJUGATE_FAMILIES, ConjugatePosterior, conjugate_posterior
 from bayescm.models._spec import is_unmodified, spec_of
 from bayescm.priors import to_attrs
 
 SAMPLERS = ("nuts", "exact")
 ENGINES = ("auto", "nutpie", "pymc")
-# Metric draws are stored in float32: seven significant digits, far below any Monte
-# Carlo error, at half the memory of float64 (a 1,000-matrix batch holds 33 metrics x
-# 4,000 draws per matrix).  Parameters and theta stay float64.
-METRIC_DTYPE = np.float32
-_NUTPIE_CACHE: weakref.WeakKeyDictionary[pm.Model, Any] = weakref.WeakKeyDictionary()
+# Compiled nutpie models, by model structure: a new model with the same structure
+# (new counts or prior parameters, same shapes) reuses the compiled one via
+# ``with_data``; models built by hand are cached by identity.
+_NUTPIE_CACHE: dict[Any, Any] = {}
+_NUTPIE_BY_MODEL: weakref.WeakKeyDictionary[pm.Model, Any] = weakref.WeakKeyDictionary()
 
 
 def _version() -> str:
@@ -150,7 +150,7 @@ def fit(
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)
     conj = None
-    if spec is not None and is_unmodified(model):
+    if spec is not None and spec.family in CONJUGATE_FAMILIES and is_unmodified(model):
         conj = conjugate_posterior(model)
     if sampler == "exact":
         if conj is None:
@@ -167,36 +167,30 @@ def fit(
             model, conj, used_engine, draws=draws, tune=tune, chains=chains,
             seed=int(seeds[0]), progressbar=progressbar, target_accept=target_accept,
         )
-    coords = _coords(model)
-    post = _complete(posterior, spec, conj, coords)
-    parameters = [v for v in ("prevalence", "tpr", "tnr") if v in post and spec is not None
-                  and spec.family == "three_beta" and (v != "prevalence" or conj is None
-                  or conj.fixed_prevalence is None)]
-    if spec is not None and spec.family == "dirichlet_multinomial":
-        parameters = ["theta"]
-    if not parameters:
-        parameters = [v.name for v in model.free_RVs if v.name in post]
+    fixed = conj.fixed_prevalence if conj is not None else None
+    post = draws_mod.complete(posterior, model, spec, fixed)
+    parameters = _parameters(model, spec, post)
 
     groups: dict[str, xr.Dataset] = {}
     pred_rng = np.random.default_rng(seeds[1])
-    observed = _observed_counts(model, coords)
-    groups["posterior"] = _with_metrics(post, keys)
+    observed = draws_mod.observed(model)
+    groups["posterior"] = draws_mod.with_metrics(post, keys)
     groups["sample_stats"] = stats
     if observed is not None:
         groups["observed_data"] = xr.Dataset({"counts": observed})
     if observed is not None and predictive:
-        n = observed.sum("cell")
-        groups["posterior_predictive"] = _predictive(post, n, pred_rng, keys, spec)
+        n = observed.sum(observed.dims[-1])
+        groups["posterior_predictive"] = draws_mod.predictive(post, n, pred_rng, keys, spec)
         if predictive_n is not None:
-            groups["predictions"] = _predictive(
+            groups["predictions"] = draws_mod.predictive(
                 post, xr.full_like(n, int(predictive_n)), pred_rng, keys, spec
             )
-    prior_ds = _prior_draws(model, spec, draws, chains, pred_rng, coords) if prior else None
+    prior_ds = draws_mod.prior_draws(model, spec, draws, chains, pred_rng) if prior else None
     if prior_ds is not None:
         groups["prior"] = prior_ds
         if observed is not None and predictive:
-            groups["prior_predictive"] = _predictive(prior_ds, observed.sum("cell"), pred_rng,
-                                                     [], spec)
+            groups["prior_predictive"] = draws_mod.predictive(
+                prior_ds, observed.sum(observed.dims[-1]), pred_rng, [], spec)
     idata = az.InferenceData(**groups)
     report = check_convergence(idata, var_names=parameters)
     idata.attrs.update(_attrs(spec, conj, sampler, used_engine, parameters, predictive_n,
@@ -206,6 +200,20 @@ def fit(
             raise ConvergenceError(report.message())
         warnings.warn(report.message(), ConvergenceWarning, stacklevel=2)
     return idata
+
+
+def _parameters(model: pm.Model, spec, post: xr.Dataset) -> list[str]:
+    """The model's free parameters (what convergence is judged on)."""
+    family = spec.family if spec is not None else None
+    if family == "three_beta":
+        names = ["tpr", "tnr"] + ([] if spec.fixed_prevalence is not None else ["prevalence"])
+    elif family == "dirichlet_multinomial":
+        names = ["theta"]
+    elif family == "hui_walter":
+        names = ["sensitivity", "specificity", "prevalence", "cov_se", "cov_sp"]
+    else:
+        names = [v.name for v in model.free_RVs]
+    return [n for n in names if n in post]
 
 
 def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> None:
@@ -226,18 +234,6 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
         raise ValueError(f"predictive_n must be a positive integer, got {predictive_n!r}.")
 
 
-def _coords(model: pm.Model) -> dict[str, list]:
-    return {k: list(v) for k, v in model.coords.items() if v is not None}
-
-
-def _observed_counts(model: pm.Model, coords: dict[str, list]) -> xr.DataArray | None:
-    if "counts_data" not in model.named_vars or "classifier" not in coords:
-        return None
-    values = np.asarray(model["counts_data"].get_value())
-    return xr.DataArray(values, dims=("classifier", "cell"),
-                        coords={"classifier": coords["classifier"], "cell": list(CELLS)})
-
-
 # -- samplers -----------------------------------------------------------------
 def _draw_exact(conj: ConjugatePosterior, draws: int, chains: int, rng: np.random.Generator):
     values = conj.draw(rng, (chains, draws))
@@ -255,12 +251,7 @@ def _run_nuts(model, conj, engine, *, draws, tune, chains, seed, progressbar, ta
     if engine == "nutpie":
         import nutpie
 
-        compiled = _NUTPIE_CACHE.get(model)
-        if compiled is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                compiled = nutpie.compile_pymc_model(model)
-            _NUTPIE_CACHE[model] = compiled
+        compiled = _compiled_nutpie(model)
         kwargs = {} if target_accept is None else {"target_accept": target_accept}
         trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
                               progress_bar=progressbar, **kwargs)
@@ -271,6 +262,35 @@ def _run_nuts(model, conj, engine, *, draws, tune, chains, seed, progressbar, ta
         trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False, **kwargs)
     return _to_arrays(trace.posterior), _stats(trace.sample_stats)
+
+
+def _structure(model: pm.Model) -> tuple | None:
+    spec = spec_of(model)
+    if spec is None or not is_unmodified(model):
+        return None
+    data = tuple(sorted((v.name, np.shape(v.get_value())) for v in model.data_vars))
+    dims = tuple(sorted((k, len(v)) for k, v in model.coords.items() if v is not None))
+    return (spec.family, spec.fixed_prevalence is not None, tuple(spec.extra.get("pairs", ())),
+            data, dims, spec.var_names)
+
+
+def _compiled_nutpie(model: pm.Model) -> Any:
+    """nutpie's compilation of ``model``, reusing one of the same structure."""
+    import nutpie
+
+    key = _structure(model)
+    compiled = _NUTPIE_CACHE.get(key) if key is not None else _NUTPIE_BY_MODEL.get(model)
+    if compiled is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = nutpie.compile_pymc_model(model)
+        if key is not None:
+            _NUTPIE_CACHE[key] = compiled
+        else:
+            _NUTPIE_BY_MODEL[model] = compiled
+        return compiled
+    # counts and prior parameters are data of the compiled model: no recompilation
+    return compiled.with_data(**{v.name: np.asarray(v.get_value()) for v in model.data_vars})
 
 
 def _to_arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:
@@ -324,121 +344,6 @@ def _sample_kernel(conj, *, draws, tune, chains, seed, progressbar, target_accep
     return out, _stats(trace.sample_stats)
 
 
-# -- assembling the InferenceData ----------------------------------------------
-def _complete(values: dict[str, np.ndarray], spec, conj, coords) -> xr.Dataset:
-    """Posterior dataset with named dims; theta derived for the three-Beta model."""
-    chains, draws = next(iter(values.values())).shape[:2]
-    base = {"chain": np.arange(chains), "draw": np.arange(draws)}
-    data = {}
-    for name, arr in values.items():
-        dims = _dims_for(name, arr, coords)
-        data[name] = xr.DataArray(arr, dims=("chain", "draw", *dims))
-    ds = xr.Dataset(data, coords={**base, **{d: coords[d] for d in coords
-                                             if any(d in v.dims for v in data.values())}})
-    if spec is not None and spec.family == "three_beta":
-        if "prevalence" not in ds:
-            fixed = conj.fixed_prevalence if conj is not None else spec.fixed_prevalence
-            ds["prevalence"] = xr.DataArray(np.broadcast_to(fixed, ds["tpr"].shape).copy(),
-                                            dims=ds["tpr"].dims, coords=ds["tpr"].coords)
-        phi, tpr, tnr = (ds[v].transpose("chain", "draw", "classifier").values
-                         for v in ("prevalence", "tpr", "tnr"))
-        theta = np.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)],
-                         axis=-1)
-        ds["theta"] = xr.DataArray(theta, dims=("chain", "draw", "classifier", "cell"),
-                                   coords={"cell": list(CELLS)})
-    if "cell" in ds.dims:
-        ds = ds.assign_coords(cell=list(CELLS))
-    return ds
-
-
-def _dims_for(name: str, arr: np.ndarray, coords: dict[str, list]) -> tuple[str, ...]:
-    shape = arr.shape[2:]
-    if name == "theta" and len(shape) == 2:
-        return ("classifier", "cell")
-    if len(shape) == 1 and "classifier" in coords and shape[0] == len(coords["classifier"]):
-        return ("classifier",)
-    return tuple(f"{name}_dim_{i}" for i in range(len(shape)))
-
-
-def _with_metrics(ds: xr.Dataset, keys: Sequence[str]) -> xr.Dataset:
-    if "theta" not in ds or "cell" not in ds["theta"].dims:
-        return ds
-    new = [k for k in keys if k not in ds]
-    if not new:
-        return ds
-    return ds.merge(metric_registry.compute(ds["theta"], new, dtype=METRIC_DTYPE))
-
-
-def _predictive(post, n: xr.DataArray, rng, keys, spec) -> xr.Dataset:
-    """Confusion matrices of a repeated experiment with ``n`` cases, and their metrics.
-
-    With a fixed (designed) prevalence the class sizes are fixed too:
-    tp ~ Binomial(P, tpr), tn ~ Binomial(N - P, tnr) with P = round(prevalence N).
-    """
-    theta = post["theta"].transpose("chain", "draw", "classifier", "cell")
-    nn = n.values.astype(np.int64)
-    if spec is not None and spec.family == "three_beta":
-        # Multinomial(N, theta) as its chain of binomials (the same distribution, and
-        # an order of magnitude faster than broadcasting rng.multinomial): the class
-        # sizes first, unless the design fixed them, then the correct calls per class.
-        phi = post["prevalence"].values
-        if spec.fixed_prevalence is not None:
-            pos = np.broadcast_to(np.rint(phi[0, 0] * nn).astype(np.int64), phi.shape)
-        else:
-            pos = rng.binomial(nn, phi)
-        tp = rng.binomial(pos, post["tpr"].values)
-        tn = rng.binomial(nn - pos, post["tnr"].values)
-        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
-    else:
-        counts = _multinomial(rng, nn, theta.values)
-    da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
-    ds = xr.Dataset({"counts": da})
-    if keys:
-        ds = ds.merge(metric_registry.compute(da, keys, dtype=METRIC_DTYPE))
-    ds.attrs["n"] = json.dumps(dict(zip(map(str, n["classifier"].values), nn.tolist(),
-                                        strict=True)))
-    ds.attrs["meaning"] = (
-        "confusion matrices (and their plug-in metrics) that a repetition of the experiment "
-        "with n cases would observe; not the posterior of the metrics"
-    )
-    return ds
-
-
-def _multinomial(rng: np.random.Generator, n: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Multinomial(n, p) along the last axis by sequential conditional binomials."""
-    out = np.empty(p.shape, dtype=np.int64)
-    left = np.broadcast_to(n, p.shape[:-1]).astype(np.int64)
-    mass = np.ones(p.shape[:-1])
-    for i in range(p.shape[-1] - 1):
-        share = np.clip(p[..., i] / np.where(mass > 0, mass, 1.0), 0.0, 1.0)
-        out[..., i] = rng.binomial(left, share)
-        left = left - out[..., i]
-        mass = mass - p[..., i]
-    out[..., -1] = left
-    return out
-
-
-def _prior_draws(model, spec, draws, chains, rng, coords) -> xr.Dataset | None:
-    if spec is None or not is_unmodified(model):
-        return None
-    values: dict[str, np.ndarray] = {}
-    c = len(coords["classifier"])
-    for name in spec.priors:
-        if name == "theta":
-            alpha = np.asarray(model["theta_alpha"].get_value())
-            if np.any(alpha <= 0):
-                return None
-            g = rng.standard_gamma(alpha, size=(chains, draws, *alpha.shape))
-            values["theta"] = g / g.sum(axis=-1, keepdims=True)
-        else:
-            a = np.asarray(model[f"{name}_alpha"].get_value())
-            b = np.asarray(model[f"{name}_beta"].get_value())
-            if np.any(a <= 0) or np.any(b <= 0):
-                return None  # an improper prior has no draws
-            values[name] = rng.beta(a, b, size=(chains, draws, c))
-    return _complete(values, spec, None, coords)
-
-
 def _attrs(spec, conj, sampler, engine, parameters, predictive_n, seed, report) -> dict:
     import pytensor
 
@@ -457,7 +362,10 @@ def _attrs(spec, conj, sampler, engine, parameters, predictive_n, seed, report) 
     }
     if spec is not None:
         attrs["model"] = spec.family
-        attrs["priors"] = to_attrs(spec.priors, spec.data.classifiers)
+        units = ({"prevalence": spec.data.populations} if spec.family == "hui_walter" else None)
+        attrs["priors"] = to_attrs(spec.priors, spec.data.classifiers, units)
+        if "identifiability" in spec.extra:
+            attrs["identifiability"] = spec.extra["identifiability"].message
         if spec.fixed_prevalence is not None:
             attrs["fixed_prevalence"] = spec.fixed_prevalence
     if predictive_n is not None:

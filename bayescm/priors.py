@@ -91,6 +91,8 @@ Prior = Beta | Dirichlet
 _DEFAULTS: dict[str, dict[str, Prior]] = {
     "three_beta": {"prevalence": Beta(1, 1), "tpr": Beta(1, 1), "tnr": Beta(1, 1)},
     "dirichlet_multinomial": {"theta": Dirichlet((1, 1, 1, 1))},
+    "hui_walter": {"sensitivity": Beta(1, 1), "specificity": Beta(1, 1),
+                   "prevalence": Beta(1, 1)},
 }
 
 
@@ -156,13 +158,17 @@ def parse(text: str) -> Prior:
 
 
 def resolve(
-    model: str, overrides: Mapping[str, Any] | None, classifiers: Sequence[str]
+    model: str,
+    overrides: Mapping[str, Any] | None,
+    classifiers: Sequence[str],
+    *,
+    units: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, list[Prior]]:
-    """Per-classifier priors: defaults with the user's overrides applied by name.
+    """Per-unit priors: defaults with the user's overrides applied by name.
 
-    ``overrides[name]`` is one prior for all classifiers or a mapping
-    ``classifier -> prior``.  Unknown names are an error (typos must not pass
-    silently).
+    ``overrides[name]`` is one prior for all units or a mapping ``unit -> prior``;
+    units are classifiers unless ``units[name]`` names others (populations for a
+    prevalence).  Unknown names are an error (typos must not pass silently).
     """
     base = defaults(model)
     overrides = dict(overrides or {})
@@ -172,18 +178,19 @@ def resolve(
             f"{model} has no parameter(s) {unknown}; its priors are {sorted(base)}."
         )
     out: dict[str, list[Prior]] = {}
+    units = dict(units or {})
     for key, default in base.items():
+        names = list(units.get(key, classifiers))
         spec = overrides.get(key, default)
         if isinstance(spec, Mapping) and not hasattr(spec, "distribution"):
-            bad = sorted(set(map(str, spec)) - set(classifiers))
+            bad = sorted(set(map(str, spec)) - set(names))
             if bad:
                 raise PriorError(
-                    f"Prior for {key!r} names classifier(s) {bad} that are not in the data "
-                    f"({list(classifiers)})."
+                    f"Prior for {key!r} names {bad}, which are not in the data ({names})."
                 )
-            per = [coerce(spec.get(c, default), name=key) for c in classifiers]
+            per = [coerce(spec.get(c, default), name=key) for c in names]
         else:
-            per = [coerce(spec, name=key)] * len(classifiers)
+            per = [coerce(spec, name=key)] * len(names)
         if any(type(p) is not type(default) for p in per):
             raise PriorError(f"Prior for {key!r} must be a {type(default).__name__}.")
         if isinstance(default, Dirichlet) and any(len(p.alpha) != len(default.alpha) for p in per):
@@ -192,8 +199,14 @@ def resolve(
     return out
 
 
-def to_attrs(priors: Mapping[str, Sequence[Prior]], classifiers: Sequence[str]) -> str:
+def to_attrs(
+    priors: Mapping[str, Sequence[Prior]],
+    classifiers: Sequence[str],
+    units: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """JSON record of the priors actually used, for ``idata.attrs``."""
-    return json.dumps(
-        {k: {c: repr(p) for c, p in zip(classifiers, v, strict=True)} for k, v in priors.items()}
-    )
+    units = units or {}
+    return json.dumps({
+        k: {c: repr(p) for c, p in zip(units.get(k, classifiers), v, strict=True)}
+        for k, v in priors.items()
+    })

@@ -76,8 +76,9 @@ def summary(
     Returns
     -------
     pandas.DataFrame
-        Index ``(classifier, metric)``; columns ``plug_in, mean, sd, median,
-        hdi_lower, hdi_upper, hdi_width``.
+        Index ``(classifier, metric)`` (``(population, classifier, metric)`` for
+        latent-class models); columns ``plug_in, mean, sd, median, hdi_lower,
+        hdi_upper, hdi_width``.  Without labels there is no plug-in value (NaN).
 
     Examples
     --------
@@ -101,24 +102,35 @@ def summary(
                 f"Metric(s) {absent} are not in group {group!r}; refit with "
                 f"bcm.fit(..., metrics=None) to compute every metric."
             )
-    if "classifier" not in ds.dims:
-        raise ValueError("summary needs variables with a 'classifier' dim (bayescm models).")
-    names = [str(c) for c in ds["classifier"].values]
+    if not keys:
+        raise KeyError(f"Group {group!r} holds no metrics.")
+    # parameters may have fewer dims than metrics (a population's prevalence is shared
+    # by its classifiers): broadcast everything to the fullest set of unit dims
+    widest = max(keys, key=lambda k: ds[k].ndim)
+    unit_dims = [d for d in ds[widest].dims if d not in ("chain", "draw")]
+    if "classifier" not in unit_dims:
+        raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
     if classifiers is not None:
+        names = [str(c) for c in ds["classifier"].values]
         wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
         unknown = [c for c in wanted if c not in names]
         if unknown:
             raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
         ds = ds.sel(classifier=wanted)
-        names = wanted
+    units = pd.MultiIndex.from_product([[str(v) for v in ds[d].values] for d in unit_dims],
+                                       names=unit_dims)
     plug = None
-    if "observed_data" in idata.groups() and "counts" in idata.observed_data:
-        counts = idata.observed_data["counts"].sel(classifier=names)
-        plug = registry.compute(counts, keys)
+    obs = idata.observed_data["counts"] if "observed_data" in idata.groups() else None
+    if obs is not None and "cell" in obs.dims:  # labelled data: plug-in values exist
+        plug = registry.compute(obs.sel(classifier=ds["classifier"].values), keys)
+
     def one(key: str) -> dict[str, np.ndarray]:
-        flat = ds[key].transpose("classifier", "chain", "draw").values.reshape(len(names), -1)
+        da = ds[key].broadcast_like(ds[widest]).transpose(*unit_dims, "chain", "draw")
+        flat = da.values.reshape(len(units), -1)
         cols = _stats(flat, hdi_prob)
         cols["undefined"] = (~np.isfinite(flat)).sum(axis=-1) / flat.shape[-1]
+        cols["plug_in"] = (plug[key].transpose(*unit_dims).values.ravel() if plug is not None
+                           else np.full(len(units), np.nan))
         return cols
 
     # sorting releases the GIL: metrics are summarised two at a time
@@ -126,16 +138,15 @@ def summary(
         results = dict(zip(keys, pool.map(one, keys), strict=True))
     frames = []
     for key in keys:
-        cols = results[key]
-        cols["plug_in"] = plug[key].values if plug is not None else np.full(len(names), np.nan)
-        if group == "posterior":
-            del cols["undefined"]
-        frames.append(pd.DataFrame(cols, index=pd.MultiIndex.from_product(
-            [names, [key]], names=["classifier", "metric"])))
-    out = pd.concat(frames).sort_index(level=0, sort_remaining=False)
+        frame = pd.DataFrame(results[key], index=units)
+        frame["metric"] = key
+        frames.append(frame.set_index("metric", append=True))
     ordered = COLUMNS + (["undefined"] if group != "posterior" else [])
-    out = out[ordered]
-    out = out.reindex(pd.MultiIndex.from_product([names, keys], names=["classifier", "metric"]))
+    out = pd.concat(frames)[ordered]
+    order = pd.MultiIndex.from_tuples([(*u, k) if isinstance(u, tuple) else (u, k)
+                                       for u in units for k in keys],
+                                      names=[*unit_dims, "metric"])
+    out = out.reindex(order)
     out.attrs["hdi_prob"] = hdi_prob
     out.attrs["group"] = group
     return out
