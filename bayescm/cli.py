@@ -53,6 +53,30 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=None)
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
+    u = sub.add_parser("unlabeled", help="Se, Sp and prevalence from classifiers' agreement "
+                       "on unlabelled data (Hui-Walter)")
+    src = u.add_mutually_exclusive_group(required=True)
+    src.add_argument("--counts", metavar="TEXT",
+                     help="pattern counts, e.g. '++=40,+-=3,-+=7,--=100'; several "
+                          "populations separated by ';' as 'site1:++=40,...;site2:...'")
+    src.add_argument("--csv", type=Path, metavar="FILE",
+                     help="CSV of predictions: one column per classifier")
+    u.add_argument("--classifiers", default=None,
+                   help="comma-separated names (with --counts) or columns (with --csv)")
+    u.add_argument("--population-column", default=None, help="CSV column naming the population")
+    u.add_argument("--positive", default=None, help="label meaning positive in the CSV")
+    u.add_argument("--dependence", default=None, metavar="PAIRS",
+                   help="conditionally dependent pairs, e.g. 'A~B,A~C', or 'all'")
+    u.add_argument("--prior", type=_prior_arg, action="append", default=[],
+                   metavar="NAME=SPEC",
+                   help="e.g. sensitivity=beta:20,4 or sensitivity.A=beta:20,4 (repeatable)")
+    u.add_argument("--metrics", default="tpr,tnr,prevalence,acc,ppv,npv,f1,mcc")
+    u.add_argument("--hdi-prob", type=float, default=0.95)
+    u.add_argument("--draws", type=int, default=1000, help="draws per chain")
+    u.add_argument("--chains", type=int, default=4)
+    u.add_argument("--seed", type=int, default=None)
+    u.add_argument("--json", action="store_true")
+
     d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--seed", type=int, default=1)
@@ -64,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "summarize":
             return _summarize(args)
+        if args.command == "unlabeled":
+            return _unlabeled(args)
         return _demo(args)
     except (ValueError, KeyError) as err:
         msg = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
@@ -124,6 +150,97 @@ def _summarize(args: argparse.Namespace) -> int:
     print("\n" + report.message())
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
+    return 0
+
+
+def _parse_counts(text: str) -> dict:
+    tables = {}
+    for i, part in enumerate(p for p in text.split(";") if p.strip()):
+        name, sep, body = part.rpartition(":")
+        name = name.strip() if sep else ("all" if ";" not in text else f"pop{i}")
+        table = {}
+        for item in body.split(","):
+            pattern, eq, value = item.partition("=")
+            if not eq:
+                raise ValueError(f"Cannot read {item!r}: write pattern=count, e.g. '+-=3'.")
+            table[pattern.strip()] = float(value)
+        tables[name] = table
+    return tables
+
+
+def _nested_priors(items: list[tuple[str, str]]) -> dict:
+    priors: dict = {}
+    for name, spec in items:
+        key, _, unit = name.partition(".")
+        if unit:
+            priors.setdefault(key, {})[unit] = spec
+        else:
+            priors[key] = spec
+    return priors
+
+
+def _unlabeled(args: argparse.Namespace) -> int:
+    import bayescm as bcm
+
+    names = args.classifiers.split(",") if args.classifiers else None
+    if args.counts:
+        tab = bcm.AgreementTable.from_counts(_parse_counts(args.counts), classifiers=names)
+    else:
+        frame = pd.read_csv(args.csv)
+        cols = names or [c for c in frame.columns if c != args.population_column]
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise ValueError(f"Columns {missing} are not in {args.csv} ({list(frame.columns)}).")
+        pop = frame[args.population_column] if args.population_column else None
+        tab = bcm.AgreementTable.from_predictions({c: frame[c].to_numpy() for c in cols},
+                                                  population=pop, positive=args.positive)
+    dependence: object = False
+    if args.dependence:
+        dependence = True if args.dependence == "all" else [
+            tuple(p.split("~")) for p in args.dependence.split(",")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = bcm.models.hui_walter(tab, priors=_nested_priors(args.prior),
+                                      conditional_dependence=dependence)
+        idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
+    metrics = args.metrics.split(",")
+    table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
+    check = bcm.posterior_predictive_check(idata)
+    report = bcm.check_convergence(idata)
+    notes = [str(w.message) for w in caught
+             if issubclass(w.category, bcm.models.IdentifiabilityWarning | bcm.ConvergenceWarning)]
+    if args.json:
+        out = {
+            "counts": {p: dict(zip(tab.patterns, map(int, row), strict=True))
+                       for p, row in zip(tab.populations, tab.counts, strict=True)},
+            "classifiers": list(tab.classifiers),
+            "priors": json.loads(idata.attrs["priors"]),
+            "hdi_prob": args.hdi_prob,
+            "identifiability": idata.attrs.get("identifiability"),
+            "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},
+                            "divergences": report.divergences},
+            "fit_check": {k: {c: _clean(v) for c, v in row.items()}
+                          for k, row in check.iterrows()},
+            "warnings": notes,
+            "metrics": {
+                pop: {clf: {key: {c: _clean(v) for c, v in table.loc[(pop, clf, key)].items()}
+                            for key in metrics}
+                      for clf in tab.classifiers}
+                for pop in tab.populations
+            },
+        }
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    print(tab)
+    print(f"\n{idata.attrs.get('identifiability', '')}\n")
+    with pd.option_context("display.width", 140, "display.max_rows", 500):
+        print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+        print("\nPosterior predictive check (chi-square discrepancy):")
+        print(check.to_string(float_format=lambda v: f"{v:.3f}"))
+    print("\n" + report.message())
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
     return 0
 
 

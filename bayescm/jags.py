@@ -59,9 +59,10 @@ def run(
     adapt: int = 1000,
     burn: int = 2000,
     draws: int = 5000,
+    thin: int = 1,
     seed: int = 1,
 ) -> tuple[dict[str, np.ndarray], float]:
-    """Run a JAGS model; return ``{node[index]: (chains, draws)}`` and the wall time.
+    """Run a JAGS model; return ``{node[index]: (chains, draws // thin)}`` and the wall time.
 
     The wall time is that of the ``jags`` process, compilation included.
     """
@@ -82,7 +83,7 @@ def run(
             (d / f"inits{c}.R").write_text(text)
             lines.append(f'parameters in "inits{c}.R", chain({c})')
         lines += ["initialize", f"adapt {adapt}", f"update {burn}"]
-        lines += [f"monitor {m}" for m in monitors]
+        lines += [f"monitor {m}, thin({thin})" for m in monitors]
         lines += [f"update {draws}", 'coda *, stem("out")', "exit"]
         (d / "run.cmd").write_text("\n".join(lines) + "\n")
         start = time.perf_counter()
@@ -101,7 +102,8 @@ def run(
 
 
 def fit_hui_walter(
-    model: pm.Model, *, chains: int = 4, draws: int = 5000, burn: int = 2000, seed: int = 1
+    model: pm.Model, *, chains: int = 4, draws: int = 5000, burn: int = 2000, thin: int = 1,
+    seed: int = 1,
 ) -> az.InferenceData:
     """Fit the JAGS twin of a :func:`bayescm.models.hui_walter` model.
 
@@ -142,7 +144,8 @@ def fit_hui_walter(
     inits = [{"se": rng.uniform(0.7, 0.95, t), "sp": rng.uniform(0.7, 0.95, t),
               "prev": rng.uniform(0.2, 0.8, p)} for _ in range(chains)]
     monitors = ["se", "sp", "prev"] + (["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
-    raw, wall = run(HUI_WALTER_JAGS, data, inits, monitors, burn=burn, draws=draws, seed=seed)
+    raw, wall = run(HUI_WALTER_JAGS, data, inits, monitors, burn=burn, draws=draws, thin=thin,
+                    seed=seed)
 
     def stack(node: str, size: int) -> np.ndarray:
         # CODA names a node of length one without an index

@@ -55,3 +55,49 @@ def test_demo_writes_results(tmp_path, capsys):
     for name in ("literature_summary.csv", "literature_report.csv",
                  "literature_bm_forest.png", "literature_posterior.nc"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_unlabeled_counts_json(capsys):
+    argv = ["unlabeled", "--counts", "++=40,+-=3,-+=7,--=100", "--prior",
+            "sensitivity=beta:20,4", "--prior", "specificity=beta:20,4", "--json", "--seed", "1",
+            "--metrics", "tpr,ppv"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    a = out["metrics"]["all"]["A"]
+    assert a["tpr"]["mean"] == pytest.approx(0.895, abs=0.01)
+    assert out["priors"]["sensitivity"]["A"] == "Beta(20, 4)"
+    assert out["convergence"]["ok"] is True
+    assert any("only through" in w for w in out["warnings"])
+    assert 0 <= out["fit_check"]["all"]["p_value"] <= 1
+
+
+def test_unlabeled_csv_with_populations(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 400
+    site = np.repeat(["north", "south"], n // 2)
+    truth = rng.random(n) < np.where(site == "north", 0.2, 0.7)
+    frame = pd.DataFrame({
+        "site": site,
+        "rf": np.where(truth, rng.random(n) < 0.9, rng.random(n) < 0.1).astype(int),
+        "svm": np.where(truth, rng.random(n) < 0.85, rng.random(n) < 0.05).astype(int),
+    })
+    path = tmp_path / "pred.csv"
+    frame.to_csv(path, index=False)
+    assert cli.main(["unlabeled", "--csv", str(path), "--population-column", "site",
+                     "--seed", "2", "--metrics", "tpr,tnr"]) == 0
+    out = capsys.readouterr().out
+    assert "north" in out and "south" in out and "rf" in out and "Converged" in out
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--counts", "++=40,+-=3,-+=7"], "lacks pattern"),
+    (["--counts", "++=40,+-=-3,-+=7,--=1"], "negative"),
+    (["--counts", "++40"], "pattern=count"),
+    (["--counts", "++=1,+-=1,-+=1,--=1", "--prior", "sens=beta:1,1"], "no parameter"),
+])
+def test_unlabeled_errors(capsys, argv, words):
+    assert cli.main(["unlabeled", *argv]) == 2
+    assert words in capsys.readouterr().err
