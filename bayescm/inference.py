@@ -5,9 +5,10 @@ Samplers
 ``sampler="nuts"`` (default) runs the No-U-Turn sampler.  The engine is chosen by
 ``engine``:
 
-* ``"auto"``: for an unmodified three-Beta or Dirichlet-multinomial model,
-  nutpie's NUTS on bayescm's compiled density of that model's posterior
-  (:mod:`bayescm._kernels`, cached on disk, so neither the first fit in a fresh
+* ``"auto"``: for an unmodified model from bayescm's builders, nutpie's NUTS on
+  bayescm's compiled density of that model's posterior (:mod:`bayescm._kernels`,
+  :mod:`bayescm._kernel_hui_walter`; each is tested equal to the PyMC model's
+  ``logp`` and gradient, and cached on disk, so neither the first fit in a fresh
   process nor a refit with new counts or priors compiles anything); otherwise
   ``"nutpie"``.
 * ``"nutpie"``: nutpie compiles the PyMC model itself (numba backend); compiled
@@ -162,7 +163,9 @@ def fit(
             target_accept = 0.9
         used_engine = engine
         if engine == "auto":
-            used_engine = "bayescm-kernel" if conj is not None else "nutpie"
+            has_kernel = conj is not None or (
+                spec is not None and spec.family == "hui_walter" and is_unmodified(model))
+            used_engine = "bayescm-kernel" if has_kernel else "nutpie"
         posterior, stats = _run_nuts(
             model, conj, used_engine, draws=draws, tune=tune, chains=chains,
             seed=int(seeds[0]), progressbar=progressbar, target_accept=target_accept,
@@ -246,8 +249,9 @@ def _draw_exact(conj: ConjugatePosterior, draws: int, chains: int, rng: np.rando
 
 def _run_nuts(model, conj, engine, *, draws, tune, chains, seed, progressbar, target_accept):
     if engine == "bayescm-kernel":
-        return _sample_kernel(conj, draws=draws, tune=tune, chains=chains, seed=seed,
-                              progressbar=progressbar, target_accept=target_accept)
+        return _sample_kernel(model, spec_of(model), conj, draws=draws, tune=tune,
+                              chains=chains, seed=seed, progressbar=progressbar,
+                              target_accept=target_accept)
     if engine == "nutpie":
         import nutpie
 
@@ -304,23 +308,53 @@ def _stats(stats: xr.Dataset) -> xr.Dataset:
     return stats.drop_vars([v for v in stats.data_vars if stats[v].ndim > 2])
 
 
-def _sample_kernel(conj, *, draws, tune, chains, seed, progressbar, target_accept):
+def _kernel_problem(model: pm.Model, spec, conj) -> tuple:
+    """The compiled density, its data and the layout of its draws for ``model``."""
+    if conj is not None:
+        from bayescm import _kernels as kernel
+
+        names = list(conj.betas)
+        c = len(conj.classifiers)
+        a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
+        b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
+        nd, k = (c, len(CELLS)) if conj.dirichlet is not None else (0, 0)
+        dvals = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
+        user_data = np.concatenate([[a.size, nd, k], a, b, dvals])
+        n_dim = a.size + nd * (k - 1)
+        shapes = [(c,)] * len(names) + ([(c, k)] if nd else [])
+        return kernel, user_data, n_dim, names + (["theta"] if nd else []), shapes
+    from bayescm import _kernel_hui_walter as kernel
+
+    tab = spec.data
+    t, p = len(tab.classifiers), len(tab.populations)
+    pairs = spec.extra["pairs"]
+    k, r = len(pairs), 2**t
+
+    def value(name: str) -> np.ndarray:
+        return np.asarray(model[name].get_value(), dtype=float).ravel()
+
+    user_data = np.concatenate([
+        [t, p, k, r], value("counts_data"),
+        *(value(f"{v}_{ab}") for v in ("sensitivity", "specificity") for ab in ("alpha", "beta")),
+        value("prevalence_alpha"), value("prevalence_beta"),
+        [i for i, _ in pairs], [j for _, j in pairs],
+    ])
+    names = ["sensitivity", "specificity", "prevalence"]
+    shapes = [(t,), (t,), (p,)]
+    if pairs:
+        names += ["cov_se_position", "cov_sp_position", "cov_se", "cov_sp"]
+        shapes += [(k,)] * 4
+    return kernel, user_data, 2 * t + p + 2 * k, [*names, "pattern_prob"], [*shapes, (p, r)]
+
+
+def _sample_kernel(model, spec, conj, *, draws, tune, chains, seed, progressbar,
+                   target_accept):
+    """nutpie's NUTS on bayescm's compiled density of the model's posterior."""
     import nutpie
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    from bayescm import _kernels
-
-    names = list(conj.betas)
-    c = len(conj.classifiers)
-    a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
-    b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
-    nd, k = (c, len(CELLS)) if conj.dirichlet is not None else (0, 0)
-    dvals = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
-    user_data = np.ascontiguousarray(np.concatenate([[a.size, nd, k], a, b, dvals]), float)
-    n_dim = a.size + nd * (k - 1)
-    n_expanded = a.size + nd * k
-    shapes = [(c,)] * len(names) + ([(c, k)] if nd else [])
-    var_names = names + (["theta"] if nd else [])
+    kernel, user_data, n_dim, var_names, shapes = _kernel_problem(model, spec, conj)
+    user_data = np.ascontiguousarray(user_data, dtype=float)
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
     slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(sizes)]
 
@@ -329,9 +363,9 @@ def _sample_kernel(conj, *, draws, tune, chains, seed, progressbar, target_accep
         return np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
 
     compiled = CompiledPyMCModel(
-        compiled_logp_func=_kernels.logp, compiled_expand_func=_kernels.expand,
+        compiled_logp_func=kernel.logp, compiled_expand_func=kernel.expand,
         initial_point_func=initial_point, shared_data={}, user_data=user_data,
-        n_expanded=n_expanded, shape_info=(var_names, slices, shapes), logp_func=None,
+        n_expanded=int(sizes[-1]), shape_info=(var_names, slices, shapes), logp_func=None,
         expand_func=None, _n_dim=n_dim, _shapes=dict(zip(var_names, shapes, strict=True)),
         _coords={}, dims={},
     )
