@@ -62,3 +62,51 @@ def test_simulation_based_calibration():
     hist = np.histogram(ranks, bins=10, range=(0, n_keep + 1))[0]
     assert stats.chisquare(hist).pvalue > 1e-3, hist
     assert stats.binomtest(int(np.sum(covered)), n_sims, 0.9).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_hui_walter_parameter_recovery(n):
+    """Two classifiers, two populations: truths drawn from the prior (truncated to
+    Se + Sp > 1), so 90% HDIs must cover them at the nominal rate; 80 studies per
+    sample size, a binomial test per parameter at alpha = 0.001, and intervals that
+    shrink with n."""
+    import warnings
+
+    from bayescm.models.hui_walter import pattern_probabilities
+    from bayescm.priors import Beta
+
+    rng = np.random.default_rng(n)
+    priors = {"sensitivity": Beta(9, 2), "specificity": Beta(9, 2), "prevalence": Beta(2, 2)}
+    names = ["sensitivity", "specificity", "prevalence"]
+    hits = {v: [] for v in names}
+    widths = []
+    for i in range(80):
+        while True:
+            se, sp = rng.beta(9, 2, 2), rng.beta(9, 2, 2)
+            if np.all(se + sp > 1):
+                break
+        prev = rng.beta(2, 2, 2)
+        prob, _, _ = pattern_probabilities(se, sp, prev, None, None, 2, [])
+        counts = np.array([rng.multinomial(n, p) for p in prob])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = bcm.models.hui_walter(bcm.AgreementTable(counts, populations=["a", "b"]),
+                                          priors=priors)
+        idata = bcm.fit(model, random_seed=i, prior=False, predictive=False, metrics=["ba"])
+        truth = {"sensitivity": se, "specificity": sp, "prevalence": prev}
+        for v in names:
+            for j in range(2):
+                draws = idata.posterior[v].values[..., j].ravel()
+                lo, hi = az.hdi(draws, hdi_prob=0.9)
+                hits[v].append(lo <= truth[v][j] <= hi)
+                widths.append(hi - lo)
+    for v in names:
+        k = int(np.sum(hits[v]))
+        assert stats.binomtest(k, len(hits[v]), 0.9).pvalue > 1e-3, (v, k, len(hits[v]))
+    test_hui_walter_parameter_recovery.widths[n] = float(np.mean(widths))
+    if len(test_hui_walter_parameter_recovery.widths) == 2:
+        w = test_hui_walter_parameter_recovery.widths
+        assert w[1000] < 0.7 * w[100], w
+
+
+test_hui_walter_parameter_recovery.widths = {}
