@@ -12,7 +12,7 @@ from bayescm import _quiet
 
 _quiet.install()
 
-from bayescm import metrics, models, priors  # noqa: E402
+from bayescm import analysis, metrics, models, priors  # noqa: E402
 from bayescm.agreement import AgreementTable  # noqa: E402
 from bayescm.convergence import (  # noqa: E402
     ConvergenceError,
@@ -38,6 +38,7 @@ __all__ = [
     "CountsError",
     "PriorError",
     "__version__",
+    "analysis",
     "check_convergence",
     "fit",
     "metrics",
