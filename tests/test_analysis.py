@@ -148,7 +148,7 @@ def test_at_prevalence():
     assert float(at_prevalence(cm, 0.5, random_seed=1).posterior["ba"].mean()) == \
         pytest.approx((27 / 28 + 0.7) / 2, abs=0.01)
     for bad in (0.0, 1.5, np.ones((2, 3)) * 0.3):
-        with pytest.raises(ValueError, match="prevalence|draws"):
+        with pytest.raises(ValueError, match=r"prevalence|draws"):
             at_prevalence(idata, bad)
 
 

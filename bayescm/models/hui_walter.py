@@ -237,9 +237,9 @@ def hui_walter(
     Examples
     --------
     >>> import bayescm as bcm
-    >>> tab = bcm.AgreementTable.from_counts({"++": 40, "+-": 3, "-+": 7, "--": 100})
-    >>> m = bcm.models.hui_walter(tab, priors={"sensitivity": bcm.priors.Beta(20, 4),
-    ...                                        "specificity": bcm.priors.Beta(20, 4)})
+    >>> tab = bcm.AgreementTable.from_counts({"site1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
+    ...                                       "site2": {"++": 260, "+-": 76, "-+": 52, "--": 212}})
+    >>> m = bcm.models.hui_walter(tab, priors={"sensitivity": {"A": bcm.priors.Beta(20, 4)}})
     >>> sorted(v.name for v in m.free_RVs)
     ['prevalence', 'sensitivity', 'specificity']
     """
