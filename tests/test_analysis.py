@@ -162,3 +162,11 @@ def test_latent_class_models_are_never_deceptive():
     d = deception(idata)
     assert (d["r_deceptive"] == 0).all()  # Se + Sp > 1 by construction
     assert list(d.index.names) == ["population", "classifier"]
+    mu = metric_uncertainty(idata, "ppv")
+    assert list(mu.index.names) == ["population", "classifier"] and (mu["mu"] > 0).all()
+    deployed = at_prevalence(idata, 0.05, metrics=["ppv"]).posterior["ppv"]
+    se, sp = idata.posterior["sensitivity"], idata.posterior["specificity"]
+    np.testing.assert_allclose(
+        deployed.sel(population="all"),
+        (se * 0.05 / (se * 0.05 + (1 - sp) * 0.95)).transpose(*deployed.sel(
+            population="all").dims), rtol=1e-6)
