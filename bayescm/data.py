@@ -303,6 +303,22 @@ class ConfusionMatrix:
         """Actual negatives (fp + tn) per classifier."""
         return self.fp + self.tn
 
+    def pooled(self, name: str = "pooled") -> ConfusionMatrix:
+        """All classifiers' counts summed into one matrix.
+
+        When k cross-validation folds partition one test set, every case is one
+        test case of the same procedure: pool the folds and fit one matrix.  (When
+        fold-to-fold variation matters, use :func:`bayescm.models.folds` instead.)
+
+        Examples
+        --------
+        >>> import bayescm as bcm
+        >>> cms = bcm.ConfusionMatrix(tp=[40, 35], fn=[8, 12], fp=[5, 9], tn=[47, 44])
+        >>> cms.pooled().to_dict()
+        {'tp': 75, 'fn': 20, 'fp': 14, 'tn': 91}
+        """
+        return ConfusionMatrix(*self._counts.sum(axis=0), classifier=name)
+
     def __len__(self) -> int:
         return len(self._names)
 

@@ -54,6 +54,15 @@ def complete(values: dict[str, np.ndarray], model: pm.Model, spec: ModelSpec | N
         # the confusion probabilities of every classifier in every population
         ds["theta"] = _theta(ds["prevalence"], ds["sensitivity"], ds["specificity"],
                              ("population", "classifier"))
+    elif family == "folds":
+        # metrics for the mean rates and for a new fold, at the (shared) prevalence
+        from bayescm.models.folds import UNITS
+
+        unit = xr.DataArray(list(UNITS), dims="classifier", name="classifier")
+        tpr = xr.concat([ds["tpr_mean"], ds["tpr_new"]], dim=unit)
+        tnr = xr.concat([ds["tnr_mean"], ds["tnr_new"]], dim=unit)
+        ds["theta"] = _theta(ds["prevalence"], tpr, tnr, ("classifier",)).assign_coords(
+            classifier=list(UNITS))
     if "cell" in ds.dims:
         ds = ds.assign_coords(cell=list(CELLS))
     return ds
@@ -119,7 +128,19 @@ def predictive(draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
     agreement tables per population.
     """
     nn = n.values.astype(np.int64)
-    if spec is not None and spec.family == "hui_walter":
+    if spec is not None and spec.family == "folds":
+        # a repeat of each fold with its own rates (no metrics: folds are not the units
+        # the metrics describe)
+        phi = draws["prevalence"].values[..., None]
+        pos = rng.binomial(nn, phi)
+        tp = rng.binomial(pos, draws["tpr_fold"].transpose(*SAMPLE_DIMS, "fold").values)
+        tn = rng.binomial(nn - pos, draws["tnr_fold"].transpose(*SAMPLE_DIMS, "fold").values)
+        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
+        da = xr.DataArray(counts, dims=(*SAMPLE_DIMS, "fold", "cell"),
+                          coords={"fold": n["fold"].values, "cell": list(CELLS)}, name="counts")
+        what = "fold confusion matrices"
+        keys = []
+    elif spec is not None and spec.family == "hui_walter":
         prob = draws["pattern_prob"].transpose(*SAMPLE_DIMS, "population", "pattern")
         counts = multinomial(rng, nn, prob.values / prob.values.sum(-1, keepdims=True))
         da = xr.DataArray(counts, dims=prob.dims, coords=prob.coords, name="counts")

@@ -214,6 +214,9 @@ def _parameters(model: pm.Model, spec, post: xr.Dataset) -> list[str]:
         names = ["theta"]
     elif family == "hui_walter":
         names = ["sensitivity", "specificity", "prevalence", "cov_se", "cov_sp"]
+    elif family == "folds":
+        names = ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
+                 "tnr_fold", "tpr_new", "tnr_new"]
     else:
         names = [v.name for v in model.free_RVs]
     return [n for n in names if n in post]

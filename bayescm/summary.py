@@ -121,7 +121,7 @@ def summary(
                                        names=unit_dims)
     plug = None
     obs = idata.observed_data["counts"] if "observed_data" in idata.groups() else None
-    if obs is not None and "cell" in obs.dims:  # labelled data: plug-in values exist
+    if obs is not None and "cell" in obs.dims and "classifier" in obs.dims:  # labelled data
         plug = registry.compute(obs.sel(classifier=ds["classifier"].values), keys)
 
     def one(key: str) -> dict[str, np.ndarray]:

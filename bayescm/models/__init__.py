@@ -2,6 +2,7 @@
 
 from bayescm.models._spec import ModelSpec, spec_of
 from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
+from bayescm.models.folds import folds
 from bayescm.models.hui_walter import (
     IdentifiabilityError,
     IdentifiabilityWarning,
@@ -16,6 +17,7 @@ __all__ = [
     "ModelSpec",
     "check_identifiability",
     "dirichlet_multinomial",
+    "folds",
     "hui_walter",
     "spec_of",
     "three_beta",
