@@ -12,7 +12,7 @@ from bayescm import _quiet
 
 _quiet.install()
 
-from bayescm import analysis, metrics, models, priors  # noqa: E402
+from bayescm import analysis, curves, intervals, metrics, models, priors  # noqa: E402
 from bayescm.agreement import AgreementTable  # noqa: E402
 from bayescm.convergence import (  # noqa: E402
     ConvergenceError,
@@ -39,6 +39,8 @@ __all__ = [
     "PriorError",
     "__version__",
     "analysis",
+    "curves",
+    "intervals",
     "check_convergence",
     "fit",
     "metrics",
