@@ -24,7 +24,7 @@ References
 ----------
 Tötsch & Hoffmann, "Classifier uncertainty: evidence, potential impact, and
 probabilistic treatment", PeerJ Computer Science (2021).
-Lovell, Miller, Mann & Yaron, "Never mind the metrics -- what about the
+Lovell, Miller, Capra & Bradley, "Never mind the metrics -- what about the
 uncertainty? Visualising binary confusion matrix metric distributions to put
 performance in perspective" (2022), Appendix A.
 Powers, "Evaluation: from precision, recall and F-measure to ROC, informedness,
