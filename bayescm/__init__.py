@@ -12,7 +12,16 @@ from bayescm import _quiet
 
 _quiet.install()
 
-from bayescm import analysis, curves, intervals, metrics, models, priors  # noqa: E402
+from bayescm import (  # noqa: E402
+    analysis,
+    curves,
+    datasets,
+    intervals,
+    metrics,
+    models,
+    plots,
+    priors,
+)
 from bayescm.agreement import AgreementTable  # noqa: E402
 from bayescm.convergence import (  # noqa: E402
     ConvergenceError,
@@ -41,10 +50,12 @@ __all__ = [
     "analysis",
     "check_convergence",
     "curves",
+    "datasets",
     "fit",
     "intervals",
     "metrics",
     "models",
+    "plots",
     "posterior_predictive_check",
     "priors",
     "summary",
