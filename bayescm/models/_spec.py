@@ -17,6 +17,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from bayescm.agreement import AgreementTable
 from bayescm.data import ConfusionMatrix
 from bayescm.priors import Beta, Prior, PriorError
 
@@ -26,7 +27,7 @@ class ModelSpec:
     """Record of a model built by a bayescm builder."""
 
     family: str
-    data: ConfusionMatrix
+    data: ConfusionMatrix | AgreementTable
     priors: Mapping[str, Sequence[Prior]]
     var_names: frozenset[str]
     fixed_prevalence: float | None = None
