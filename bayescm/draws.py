@@ -73,8 +73,7 @@ def _theta(phi: xr.DataArray, tpr: xr.DataArray, tnr: xr.DataArray,
     order = (*SAMPLE_DIMS, *dims)
     phi, tpr, tnr = xr.broadcast(phi, tpr, tnr)
     phi, tpr, tnr = (x.transpose(*order).values for x in (phi, tpr, tnr))
-    theta = np.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)],
-                     axis=-1)
+    theta = np.stack(metric_registry.cells_from_rates(phi, tpr, tnr), axis=-1)
     return xr.DataArray(theta, dims=(*order, "cell"), coords={"cell": list(CELLS)})
 
 

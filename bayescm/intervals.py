@@ -482,8 +482,7 @@ def coverage_composite(
     chunk = max(1, _CHUNK // (2 * draws))
 
     def metric_of(tpr: Any, tnr: Any) -> Any:
-        return registry.evaluate(m, tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi),
-                                 tnr * (1 - phi))
+        return registry.evaluate(m, *registry.cells_from_rates(phi, tpr, tnr))
 
     rows = []
     for tpr in tprs:

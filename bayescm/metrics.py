@@ -243,6 +243,27 @@ ALIASES: dict[str, str] = {
 }
 
 
+def cells_from_rates(prevalence: Any, tpr: Any, tnr: Any) -> tuple[Any, Any, Any, Any]:
+    r"""Confusion probabilities :math:`(\theta_{tp}, \theta_{fn}, \theta_{fp}, \theta_{tn})`.
+
+    .. math::
+
+        \theta = \bigl(TPR\,\phi,\ (1 - TPR)\,\phi,\ (1 - TNR)(1 - \phi),\
+                 TNR\,(1 - \phi)\bigr)
+
+    (Tötsch & Hoffmann 2021, eqs. 8–11), in cell order ``tp, fn, fp, tn``;
+    broadcasts over NumPy arrays and xarray objects.
+
+    Examples
+    --------
+    >>> from bayescm import metrics
+    >>> [round(float(x), 3) for x in metrics.cells_from_rates(0.25, 0.8, 0.9)]
+    [0.2, 0.05, 0.075, 0.675]
+    """
+    neg = 1 - prevalence
+    return tpr * prevalence, (1 - tpr) * prevalence, (1 - tnr) * neg, tnr * neg
+
+
 def names() -> list[str]:
     """Keys of every registered metric, in display order."""
     return list(REGISTRY)

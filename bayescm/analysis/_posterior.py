@@ -27,7 +27,7 @@ def theta_draws(cm: ConfusionMatrix, draws: int, rng: np.random.Generator) -> xr
     phi = rng.beta(1 + tp + fn, 1 + fp + tn, size=size)
     tpr = rng.beta(1 + tp, 1 + fn, size=size)
     tnr = rng.beta(1 + tn, 1 + fp, size=size)
-    theta = np.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)], -1)
+    theta = np.stack(registry.cells_from_rates(phi, tpr, tnr), -1)
     return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, "classifier", "cell"),
                         coords={"classifier": list(cm.classifiers), "cell": list(CELLS)})
 

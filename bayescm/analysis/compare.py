@@ -193,8 +193,7 @@ def compare_paired(
     for correct in (1, 2):  # A is correct in cells 11 and 10, B in cells 11 and 01
         tpr = psi_pos[:, 0] + psi_pos[:, correct]
         tnr = psi_neg[:, 0] + psi_neg[:, correct]
-        theta = np.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)])
-        values.append(registry.evaluate(key, *theta))
+        values.append(registry.evaluate(key, *registry.cells_from_rates(phi, tpr, tnr)))
     diff = np.asarray(values[0] - values[1])
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
     return Comparison(key, float(margin), "paired", diff_da, float(np.mean(diff > margin)),

@@ -513,8 +513,7 @@ def _confusion_sampler(
         if key == "bm":
             return tpr + tnr - 1
         phi = beta(rng, tp + fn, fp + tn, size)
-        neg = 1 - phi
-        cells = (tpr * phi, (1 - tpr) * phi, (1 - tnr) * neg, tnr * neg)
+        cells = registry.cells_from_rates(phi, tpr, tnr)
         return np.asarray(registry.evaluate(key, *cells), dtype=np.float64)
 
     return sampler

@@ -73,8 +73,8 @@ def at_prevalence(
     shape = tuple(tpr.sizes[d] for d in SAMPLE_DIMS)
     phi = _prevalence_draws(prevalence, shape, rng)
     phi_da = xr.DataArray(phi, dims=SAMPLE_DIMS)
-    cells = [tpr * phi_da, (1 - tpr) * phi_da, (1 - tnr) * (1 - phi_da), tnr * (1 - phi_da)]
-    theta = xr.concat(cells, dim=xr.DataArray(list(CELLS), dims="cell", name="cell"))
+    cells = registry.cells_from_rates(phi_da, tpr, tnr)
+    theta = xr.concat(list(cells), dim=xr.DataArray(list(CELLS), dims="cell", name="cell"))
     theta = theta.transpose(*SAMPLE_DIMS, ..., "cell")
     keys = [m.key for m in registry.resolve(metrics)]
     ds = registry.compute(theta, [k for k in keys if k not in ("tpr", "tnr", "prevalence")])

@@ -695,8 +695,7 @@ def _composite_simulator(
             phi = rng.beta((1 + n_pos[s])[:, None], (1 + n_neg[s])[:, None], size=shape)
             tpr = rng.beta((1 + tp[s])[:, None], (1 + fn[s])[:, None], size=shape)
             tnr = rng.beta((1 + tn[s])[:, None], (1 + fp[s])[:, None], size=shape)
-            values = registry.evaluate(metric, tpr * phi, (1 - tpr) * phi,
-                                       (1 - tnr) * (1 - phi), tnr * (1 - phi))
+            values = registry.evaluate(metric, *registry.cells_from_rates(phi, tpr, tnr))
             lo, hi = hdi(values, hdi_prob)
             widths[s] = hi - lo
         return widths
