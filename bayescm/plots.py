@@ -36,7 +36,7 @@ from bayescm.analysis import Leaderboard, SampleSizePlan, sample_size_rule
 from bayescm.analysis._posterior import flat, metric_draws, units_of
 from bayescm.curves import Curve
 from bayescm.data import ConfusionMatrix
-from bayescm.summary import hdi
+from bayescm.summary import hdi, select_classifiers
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -162,16 +162,7 @@ def metric_posterior(
         )
     m = registry.get(metric)
     da = metric_draws(idata, m.key)
-    if classifiers is not None:
-        if "classifier" not in da.dims:
-            raise ValueError(f"{m.key!r} has no classifier dim (dims {da.dims}); "
-                             "drop classifiers=...")
-        names = [str(c) for c in da["classifier"].values]
-        wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
-        da = da.sel(classifier=wanted)
+    da = select_classifiers(da, classifiers)
     units = units_of(da)
     rows = flat(da, units).reshape(-1, da.sizes["chain"] * da.sizes["draw"])
     coords = [[str(v) for v in da[u].values] for u in units]

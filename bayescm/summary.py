@@ -43,6 +43,22 @@ def _hdi_sorted(x: np.ndarray, hdi_prob: float) -> tuple[np.ndarray, np.ndarray]
     return lower, upper
 
 
+def select_classifiers(obj: xr.Dataset | xr.DataArray, classifiers: str | Sequence[str] | None
+                       ) -> xr.Dataset | xr.DataArray:
+    """``obj`` restricted to some classifiers (all when None), naming any unknown one."""
+    if classifiers is None:
+        return obj
+    if "classifier" not in obj.dims:
+        raise ValueError(f"There is no classifier dim (dims {tuple(obj.dims)}); "
+                         "drop classifiers=...")
+    names = [str(c) for c in obj["classifier"].values]
+    wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
+    unknown = [c for c in wanted if c not in names]
+    if unknown:
+        raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
+    return obj.sel(classifier=wanted)
+
+
 def summary(
     idata: az.InferenceData,
     *,
@@ -110,13 +126,7 @@ def summary(
     unit_dims = [d for d in ds[widest].dims if d not in ("chain", "draw")]
     if "classifier" not in unit_dims:
         raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
-    if classifiers is not None:
-        names = [str(c) for c in ds["classifier"].values]
-        wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
-        ds = ds.sel(classifier=wanted)
+    ds = select_classifiers(ds, classifiers)
     units = pd.MultiIndex.from_product([[str(v) for v in ds[d].values] for d in unit_dims],
                                        names=unit_dims)
     plug = None
