@@ -54,7 +54,7 @@ from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint
 
 from bayescm import metrics as registry
-from bayescm.analysis._posterior import flat, metric_draws, units_of
+from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.analysis.sample_size import beta_hdi
 from bayescm.summary import hdi
 

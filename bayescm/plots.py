@@ -33,7 +33,7 @@ import pandas as pd
 from bayescm import exact
 from bayescm import metrics as registry
 from bayescm.analysis import Leaderboard, SampleSizePlan, sample_size_rule
-from bayescm.analysis._posterior import flat, metric_draws, units_of
+from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.curves import Curve
 from bayescm.data import ConfusionMatrix
 from bayescm.summary import hdi, select_classifiers

@@ -32,7 +32,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis._posterior import SAMPLE_DIMS, metric_draws, select
+from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws, select
 from bayescm.data import CountsError, resolve_positive
 from bayescm.summary import hdi
 

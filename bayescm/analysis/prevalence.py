@@ -24,7 +24,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis._posterior import SAMPLE_DIMS, metric_draws
+from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws
 from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.priors import Beta
 

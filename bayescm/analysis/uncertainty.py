@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from bayescm.analysis._posterior import flat, metric_draws, units_of
+from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.data import ConfusionMatrix
 from bayescm.summary import hdi
 

@@ -16,8 +16,9 @@ import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.stats import SAMPLE_DIMS
 
-SAMPLE_DIMS = ("chain", "draw")
+__all__ = ["SAMPLE_DIMS", "flat", "metric_draws", "select", "theta_draws", "units_of"]
 
 
 def theta_draws(cm: ConfusionMatrix, draws: int, rng: np.random.Generator) -> xr.DataArray:
