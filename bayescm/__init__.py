@@ -21,6 +21,7 @@ from bayescm import (  # noqa: E402
     models,
     plots,
     priors,
+    stats,
 )
 from bayescm.agreement import AgreementTable  # noqa: E402
 from bayescm.convergence import (  # noqa: E402
@@ -31,6 +32,7 @@ from bayescm.convergence import (  # noqa: E402
 )
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
 from bayescm.inference import fit  # noqa: E402
+from bayescm.persist import load, rebuild, save  # noqa: E402
 from bayescm.ppc import posterior_predictive_check  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
 from bayescm.summary import summary  # noqa: E402
@@ -53,10 +55,14 @@ __all__ = [
     "datasets",
     "fit",
     "intervals",
+    "load",
     "metrics",
     "models",
     "plots",
     "posterior_predictive_check",
     "priors",
+    "rebuild",
+    "save",
+    "stats",
     "summary",
 ]

@@ -5,56 +5,47 @@ Samplers
 ``sampler="nuts"`` (default) runs the No-U-Turn sampler.  The engine is chosen by
 ``engine``:
 
-* ``"auto"``: for an unmodified model from bayescm's builders, nutpie's NUTS on
-  bayescm's compiled density of that model's posterior (:mod:`bayescm._kernels`,
-  :mod:`bayescm._kernel_hui_walter`; each is tested equal to the PyMC model's
+* ``"auto"``: for an unmodified model whose family has a compiled density
+  (:meth:`bayescm.models.Family.kernel`; each is tested equal to the PyMC model's
   ``logp`` and gradient, and cached on disk, so neither the first fit in a fresh
-  process nor a refit with new counts or priors compiles anything); otherwise
-  ``"nutpie"``.
+  process nor a refit with new counts or priors compiles anything), nutpie's NUTS
+  on it; otherwise ``"nutpie"``.  With a nutpie that cannot take the compiled
+  density, ``"nutpie"`` runs with a one-line :class:`~bayescm.engines.EngineNotice`.
 * ``"nutpie"``: nutpie compiles the PyMC model itself (numba backend); compiled
   models are reused for the same ``pm.Model`` object.
 * ``"pymc"``: plain ``pm.sample``.
 
-``sampler="exact"`` draws i.i.d. from the conjugate posterior
-(:mod:`bayescm.exact`).  Every path returns the same InferenceData layout and
+``sampler="exact"`` draws i.i.d. from the family's conjugate posterior
+(:meth:`bayescm.models.Family.conjugate`).  Every path returns the same InferenceData layout and
 runs the same convergence check.
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import warnings
-import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import pymc as pm
 import xarray as xr
 
 from bayescm import draws as draws_mod
+from bayescm import engines
+from bayescm import idata as idata_mod
 from bayescm import metrics as metric_registry
 from bayescm.convergence import ConvergenceError, ConvergenceWarning, check_convergence
-from bayescm.data import CELLS
-from bayescm.exact import CONJUGATE_FAMILIES, ConjugatePosterior, conjugate_posterior
-from bayescm.models._spec import is_unmodified, spec_of
-from bayescm.priors import to_attrs
+from bayescm.models.family import Conjugate, Family, families, family_of, is_unmodified, spec_of
+
+if TYPE_CHECKING:
+    import arviz as az
+
+__all__ = ["ENGINES", "SAMPLERS", "fit"]
 
 SAMPLERS = ("nuts", "exact")
 ENGINES = ("auto", "nutpie", "pymc")
-# Compiled nutpie models, by model structure: a new model with the same structure
-# (new counts or prior parameters, same shapes) reuses the compiled one via
-# ``with_data``; models built by hand are cached by identity.
-_NUTPIE_CACHE: dict[Any, Any] = {}
-_NUTPIE_BY_MODEL: weakref.WeakKeyDictionary[pm.Model, Any] = weakref.WeakKeyDictionary()
-
-
-def _version() -> str:
-    from bayescm import __version__
-
-    return __version__
 
 
 def fit(
@@ -148,31 +139,28 @@ def fit(
     _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
     keys = [m.key for m in metric_registry.resolve(metrics)]
     spec = spec_of(model)
+    family = family_of(model)
+    # A model the user extended keeps its family's names and derived quantities, but
+    # not the shortcuts that assume the builder's exact density.
+    pristine = family is not None and is_unmodified(model)
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)
-    conj = None
-    if spec is not None and spec.family in CONJUGATE_FAMILIES and is_unmodified(model):
-        conj = conjugate_posterior(model)
+    conj = family.conjugate(model, spec) if pristine else None
     if sampler == "exact":
         if conj is None:
-            conjugate_posterior(model)  # raises with the reason
+            raise ValueError(_no_exact_reason(model, family))
         posterior, stats = _draw_exact(conj, draws, chains, np.random.default_rng(seeds[0]))
         used_engine = "exact"
     else:
         if target_accept is None and spec is not None:
             target_accept = 0.9
-        used_engine = engine
-        if engine == "auto":
-            has_kernel = conj is not None or (
-                spec is not None and spec.family == "hui_walter" and is_unmodified(model))
-            used_engine = "bayescm-kernel" if has_kernel else "nutpie"
-        posterior, stats = _run_nuts(
-            model, conj, used_engine, draws=draws, tune=tune, chains=chains,
-            seed=int(seeds[0]), progressbar=progressbar, target_accept=target_accept,
+        posterior, stats, used_engine = _run_nuts(
+            model, family if pristine else None, conj, engine, draws=draws, tune=tune,
+            chains=chains, seed=int(seeds[0]), progressbar=progressbar,
+            target_accept=target_accept,
         )
-    fixed = conj.fixed_prevalence if conj is not None else None
-    post = draws_mod.complete(posterior, model, spec, fixed)
-    parameters = _parameters(model, spec, post)
+    post = draws_mod.complete(posterior, model, family, spec, conj)
+    parameters = _parameters(model, family, spec, post)
 
     groups: dict[str, xr.Dataset] = {}
     pred_rng = np.random.default_rng(seeds[1])
@@ -183,21 +171,24 @@ def fit(
         groups["observed_data"] = xr.Dataset({"counts": observed})
     if observed is not None and predictive:
         n = observed.sum(observed.dims[-1])
-        groups["posterior_predictive"] = draws_mod.predictive(post, n, pred_rng, keys, spec)
+        groups["posterior_predictive"] = draws_mod.predictive(post, n, pred_rng, keys,
+                                                              family, spec)
         if predictive_n is not None:
             groups["predictions"] = draws_mod.predictive(
-                post, xr.full_like(n, int(predictive_n)), pred_rng, keys, spec
-            )
-    prior_ds = draws_mod.prior_draws(model, spec, draws, chains, pred_rng) if prior else None
+                post, xr.full_like(n, int(predictive_n)), pred_rng, keys, family, spec)
+    prior_ds = (draws_mod.prior_draws(model, family, spec, draws, chains, pred_rng)
+                if prior and pristine else None)
     if prior_ds is not None:
         groups["prior"] = prior_ds
         if observed is not None and predictive:
             groups["prior_predictive"] = draws_mod.predictive(
-                prior_ds, observed.sum(observed.dims[-1]), pred_rng, [], spec)
-    idata = az.InferenceData(**groups)
+                prior_ds, observed.sum(observed.dims[-1]), pred_rng, [], family, spec)
+    groups = {k: v for k, v in groups.items() if v is not None}
+    idata = idata_mod.make(groups, _attrs(family, spec, sampler, used_engine, parameters,
+                                          predictive_n, random_seed))
+    # the attrs say which sampler ran: the check reads it (i.i.d. draws need no R-hat)
     report = check_convergence(idata, var_names=parameters)
-    idata.attrs.update(_attrs(spec, conj, sampler, used_engine, parameters, predictive_n,
-                              random_seed, report))
+    idata.attrs.update(converged=int(report.ok), convergence=report.message())
     if not report.ok:
         if strict:
             raise ConvergenceError(report.message())
@@ -205,19 +196,22 @@ def fit(
     return idata
 
 
-def _parameters(model: pm.Model, spec, post: xr.Dataset) -> list[str]:
+def _no_exact_reason(model: pm.Model, family: Family | None) -> str:
+    if family is not None and type(family).conjugate is not Family.conjugate \
+            and not is_unmodified(model):
+        return ("This model has variables its builder did not create, so its posterior is no "
+                "longer conjugate; use sampler='nuts'.")
+    closed = sorted(name for name, f in families().items()
+                    if type(f).conjugate is not Family.conjugate)
+    return ("The exact sampler needs a model whose posterior has a closed form (built by "
+            f"bayescm.models.{' or bayescm.models.'.join(closed)}); use sampler='nuts' for "
+            "other models.")
+
+
+def _parameters(model: pm.Model, family: Family | None, spec, post: xr.Dataset) -> list[str]:
     """The model's free parameters (what convergence is judged on)."""
-    family = spec.family if spec is not None else None
-    if family == "three_beta":
-        names = ["tpr", "tnr"] + ([] if spec.fixed_prevalence is not None else ["prevalence"])
-    elif family == "dirichlet_multinomial":
-        names = ["theta"]
-    elif family == "hui_walter":
-        names = ["sensitivity", "specificity", "prevalence", "cov_se", "cov_sp"]
-    elif family == "folds":
-        names = ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
-                 "tnr_fold", "tpr_new", "tnr_new"]
-    else:
+    names = family.parameters(spec) if family is not None else []
+    if not names:
         names = [v.name for v in model.free_RVs]
     return [n for n in names if n in post]
 
@@ -241,7 +235,7 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
 
 
 # -- samplers -----------------------------------------------------------------
-def _draw_exact(conj: ConjugatePosterior, draws: int, chains: int, rng: np.random.Generator):
+def _draw_exact(conj: Conjugate, draws: int, chains: int, rng: np.random.Generator):
     values = conj.draw(rng, (chains, draws))
     stats = xr.Dataset(
         {"diverging": (("chain", "draw"), np.zeros((chains, draws), dtype=bool))},
@@ -250,143 +244,46 @@ def _draw_exact(conj: ConjugatePosterior, draws: int, chains: int, rng: np.rando
     return values, stats
 
 
-def _run_nuts(model, conj, engine, *, draws, tune, chains, seed, progressbar, target_accept):
-    if engine == "bayescm-kernel":
-        return _sample_kernel(model, spec_of(model), conj, draws=draws, tune=tune,
-                              chains=chains, seed=seed, progressbar=progressbar,
-                              target_accept=target_accept)
-    if engine == "nutpie":
-        import nutpie
+def _run_nuts(model, family, conj, engine, **kwargs) -> tuple[dict, xr.Dataset, str]:
+    """Run NUTS on the requested engine; returns draws, stats and the engine that ran."""
+    if engine == "auto":
+        kernel = family.kernel(model, spec_of(model), conj) if family is not None else None
+        if kernel is not None and not engines.kernel_supported():
+            import nutpie
 
-        compiled = _compiled_nutpie(model)
-        kwargs = {} if target_accept is None else {"target_accept": target_accept}
-        trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
-                              progress_bar=progressbar, **kwargs)
-        return _to_arrays(trace.posterior), _stats(trace.sample_stats)
-    kwargs = {} if target_accept is None else {"target_accept": target_accept}
-    with model, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=UserWarning, module="pymc")
-        trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
-                          progressbar=progressbar, compute_convergence_checks=False, **kwargs)
-    return _to_arrays(trace.posterior), _stats(trace.sample_stats)
+            warnings.warn(
+                f"nutpie {nutpie.__version__} cannot take bayescm's compiled density; "
+                "sampling with engine='nutpie' (nutpie compiles the PyMC model) instead.",
+                engines.EngineNotice, stacklevel=3)
+            kernel = None
+        if kernel is not None:
+            return (*engines.sample_kernel(kernel, **kwargs), "bayescm-kernel")
+        engine = "nutpie"
+    if engine == "nutpie":
+        return (*engines.sample_nutpie(model, structure=_structure(model), **kwargs),
+                "nutpie")
+    return (*engines.sample_pymc(model, **kwargs), "pymc")
 
 
 def _structure(model: pm.Model) -> tuple | None:
+    """A key equal for models that compile to the same code (None: built by hand)."""
     spec = spec_of(model)
     if spec is None or not is_unmodified(model):
         return None
     data = tuple(sorted((v.name, np.shape(v.get_value())) for v in model.data_vars))
     dims = tuple(sorted((k, len(v)) for k, v in model.coords.items() if v is not None))
-    return (spec.family, spec.fixed_prevalence is not None, tuple(spec.extra.get("pairs", ())),
-            data, dims, spec.var_names)
+    options = json.dumps(spec.options, sort_keys=True, default=str)
+    return (spec.family, options, data, dims, spec.var_names)
 
 
-def _compiled_nutpie(model: pm.Model) -> Any:
-    """nutpie's compilation of ``model``, reusing one of the same structure."""
-    import nutpie
-
-    key = _structure(model)
-    compiled = _NUTPIE_CACHE.get(key) if key is not None else _NUTPIE_BY_MODEL.get(model)
-    if compiled is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compiled = nutpie.compile_pymc_model(model)
-        if key is not None:
-            _NUTPIE_CACHE[key] = compiled
-        else:
-            _NUTPIE_BY_MODEL[model] = compiled
-        return compiled
-    # counts and prior parameters are data of the compiled model: no recompilation
-    return compiled.with_data(**{v.name: np.asarray(v.get_value()) for v in model.data_vars})
-
-
-def _to_arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:
-    return {k: v.values for k, v in posterior.data_vars.items()}
-
-
-def _stats(stats: xr.Dataset) -> xr.Dataset:
-    stats = stats.copy()
-    if "diverging" not in stats and "divergences" in stats:
-        stats = stats.rename({"divergences": "diverging"})
-    return stats.drop_vars([v for v in stats.data_vars if stats[v].ndim > 2])
-
-
-def _kernel_problem(model: pm.Model, spec, conj) -> tuple:
-    """The compiled density, its data and the layout of its draws for ``model``."""
-    if conj is not None:
-        from bayescm import _kernels as kernel
-
-        names = list(conj.betas)
-        c = len(conj.classifiers)
-        a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
-        b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
-        nd, k = (c, len(CELLS)) if conj.dirichlet is not None else (0, 0)
-        dvals = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
-        user_data = np.concatenate([[a.size, nd, k], a, b, dvals])
-        n_dim = a.size + nd * (k - 1)
-        shapes = [(c,)] * len(names) + ([(c, k)] if nd else [])
-        return kernel, user_data, n_dim, names + (["theta"] if nd else []), shapes
-    from bayescm import _kernel_hui_walter as kernel
-
-    tab = spec.data
-    t, p = len(tab.classifiers), len(tab.populations)
-    pairs = spec.extra["pairs"]
-    k, r = len(pairs), 2**t
-
-    def value(name: str) -> np.ndarray:
-        return np.asarray(model[name].get_value(), dtype=float).ravel()
-
-    user_data = np.concatenate([
-        [t, p, k, r], value("counts_data"),
-        *(value(f"{v}_{ab}") for v in ("sensitivity", "specificity") for ab in ("alpha", "beta")),
-        value("prevalence_alpha"), value("prevalence_beta"),
-        [i for i, _ in pairs], [j for _, j in pairs],
-    ])
-    names = ["sensitivity", "specificity", "prevalence"]
-    shapes = [(t,), (t,), (p,)]
-    if pairs:
-        names += ["cov_se_position", "cov_sp_position", "cov_se", "cov_sp"]
-        shapes += [(k,)] * 4
-    return kernel, user_data, 2 * t + p + 2 * k, [*names, "pattern_prob"], [*shapes, (p, r)]
-
-
-def _sample_kernel(model, spec, conj, *, draws, tune, chains, seed, progressbar,
-                   target_accept):
-    """nutpie's NUTS on bayescm's compiled density of the model's posterior."""
-    import nutpie
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    kernel, user_data, n_dim, var_names, shapes = _kernel_problem(model, spec, conj)
-    user_data = np.ascontiguousarray(user_data, dtype=float)
-    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-    slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(sizes)]
-
-    def initial_point(seed: Any) -> np.ndarray:
-        # PyMC's default: jitter uniformly in (-1, 1) around 0 on the unconstrained scale.
-        return np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
-
-    compiled = CompiledPyMCModel(
-        compiled_logp_func=kernel.logp, compiled_expand_func=kernel.expand,
-        initial_point_func=initial_point, shared_data={}, user_data=user_data,
-        n_expanded=int(sizes[-1]), shape_info=(var_names, slices, shapes), logp_func=None,
-        expand_func=None, _n_dim=n_dim, _shapes=dict(zip(var_names, shapes, strict=True)),
-        _coords={}, dims={},
-    )
-    kwargs = {} if target_accept is None else {"target_accept": target_accept}
-    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
-                          progress_bar=progressbar, **kwargs)
-    out = {}
-    for name, shape in zip(var_names, shapes, strict=True):
-        out[name] = trace.posterior[name].values.reshape(chains, draws, *shape)
-    return out, _stats(trace.sample_stats)
-
-
-def _attrs(spec, conj, sampler, engine, parameters, predictive_n, seed, report) -> dict:
+def _attrs(family, spec, sampler, engine, parameters, predictive_n, seed) -> dict:
     import pytensor
 
-    attrs = {
+    from bayescm import __version__
+
+    attrs: dict[str, Any] = {
         "inference_library": "bayescm",
-        "inference_library_version": _version(),
+        "inference_library_version": __version__,
         "pymc_version": pm.__version__,
         "pytensor_version": pytensor.__version__,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -394,17 +291,16 @@ def _attrs(spec, conj, sampler, engine, parameters, predictive_n, seed, report) 
         "engine": engine,
         "parameters": ",".join(parameters),
         "random_seed": "None" if seed is None else int(seed),
-        "converged": int(report.ok),
-        "convergence": report.message(),
     }
     if spec is not None:
         attrs["model"] = spec.family
-        units = ({"prevalence": spec.data.populations} if spec.family == "hui_walter" else None)
-        attrs["priors"] = to_attrs(spec.priors, spec.data.classifiers, units)
-        if "identifiability" in spec.extra:
-            attrs["identifiability"] = spec.extra["identifiability"].message
-        if spec.fixed_prevalence is not None:
-            attrs["fixed_prevalence"] = spec.fixed_prevalence
+        if family is not None:
+            attrs["priors"] = json.dumps({name: {u: repr(p) for u, p in per.items()}
+                                          for name, per in family.prior_record(spec).items()})
+            attrs.update(family.attrs(spec))
+            from bayescm import persist
+
+            attrs["model_spec"] = persist.encode_spec(family, spec)
     if predictive_n is not None:
         attrs["predictive_n"] = int(predictive_n)
     return attrs

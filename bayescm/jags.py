@@ -3,9 +3,10 @@
 JAGS (Plummer, "JAGS: a program for analysis of Bayesian graphical models using
 Gibbs sampling", 2003) is an optional engine: install Debian's ``jags`` package.
 :func:`run` drives the ``jags`` command with a script, R-dump data and initial
-values, and reads its CODA output back as arrays; :func:`fit_hui_walter` runs
-``models/hui_walter/model.jags`` on the data and priors of a bayescm Hui–Walter
-model and returns an ``InferenceData`` with the same names and dims.
+values, and reads its CODA output back as arrays; :func:`fit_twin` runs a model
+family's JAGS twin (:attr:`bayescm.models.Family.jags`, a script shipped inside
+the package) on the data and priors of a bayescm model and returns an
+``InferenceData`` with the same names and dims.
 """
 
 from __future__ import annotations
@@ -15,17 +16,20 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
-import pymc as pm
-import xarray as xr
 
-from bayescm.agreement import pattern_matrix
-from bayescm.models._spec import spec_of
+from bayescm import idata as idata_mod
+from bayescm.models.family import family_of, spec_of
 
-HUI_WALTER_JAGS = Path(__file__).resolve().parents[1] / "models" / "hui_walter" / "model.jags"
+if TYPE_CHECKING:
+    import arviz as az
+    import pymc as pm
+
+__all__ = ["JagsError", "available", "fit_hui_walter", "fit_twin", "run", "script_path"]
 
 
 class JagsError(RuntimeError):
@@ -101,68 +105,48 @@ def run(
     return out, wall
 
 
-def fit_hui_walter(
+def script_path(name: str) -> Path:
+    """Path of a JAGS script shipped in :mod:`bayescm.models` (works from a wheel)."""
+    ref = resources.files("bayescm.models").joinpath(name)
+    if not ref.is_file():
+        raise JagsError(f"The JAGS script {name!r} is not in the installed package.")
+    return Path(str(ref))
+
+
+def fit_twin(
     model: pm.Model, *, chains: int = 4, draws: int = 5000, burn: int = 2000, thin: int = 1,
     seed: int = 1,
 ) -> az.InferenceData:
-    """Fit the JAGS twin of a :func:`bayescm.models.hui_walter` model.
+    """Fit the JAGS twin of a bayescm model (an independent engine for cross-checks).
 
-    Returns an InferenceData whose posterior has ``sensitivity``, ``specificity``
-    (dim ``classifier``), ``prevalence`` (dim ``population``) and, with conditional
-    dependence, ``cov_se``, ``cov_sp`` (dim ``pair``); ``attrs["wall_time"]`` is the
-    JAGS process time.
+    Returns an InferenceData whose posterior has the family's parameter names and
+    dims; ``attrs["wall_time"]`` is the JAGS process time.
+
+    Raises
+    ------
+    ValueError
+        When the model's family has no JAGS twin (or the model was built by hand).
+    JagsError
+        When JAGS is not installed or fails.
     """
-    spec = spec_of(model)
-    if spec is None or spec.family != "hui_walter":
-        raise ValueError("fit_hui_walter needs a model from bayescm.models.hui_walter.")
-    tab = spec.data
-    t, p = len(tab.classifiers), len(tab.populations)
-    patt = pattern_matrix(t)
-    pairs = list(spec.extra["pairs"]) or [(0, 1)]
-    k = len(pairs)
-    rest = np.ones((k, t), dtype=int)
-    for q, (i, j) in enumerate(pairs):
-        rest[q, [i, j]] = 0
-    sgn = np.array([[1 if patt[r, i] == patt[r, j] else -1 for i, j in pairs]
-                    for r in range(len(patt))])
+    family, spec = family_of(model), spec_of(model)
+    if family is None or family.jags is None:
+        raise ValueError("This model's family has no JAGS twin (families with one: "
+                         f"{_with_twin()}).")
+    twin = family.jags
+    inits = twin.inits(np.random.default_rng(seed), spec, chains)
+    raw, wall = run(script_path(twin.script), twin.data(model, spec), inits,
+                    twin.monitors(spec), burn=burn, draws=draws, thin=thin, seed=seed)
+    return idata_mod.make({"posterior": twin.posterior(raw, model, spec)},
+                          {"wall_time": wall, "engine": "jags", "model": spec.family})
 
-    def prior(name: str, part: str) -> np.ndarray:
-        return np.asarray(model[f"{name}_{part}"].get_value(), dtype=float)
 
-    counts = np.asarray(model["counts_data"].get_value())
-    data = {
-        "T": t, "P": p, "R": 2**t, "K": k, "dep": int(bool(spec.extra["pairs"])),
-        "counts": counts, "n": counts.sum(axis=1), "patt": patt,
-        "pair_i": np.array([i + 1 for i, _ in pairs]),
-        "pair_j": np.array([j + 1 for _, j in pairs]),
-        "rest": rest, "sgn": sgn, "ok": np.ones(t, dtype=int),
-        "se_a": prior("sensitivity", "alpha"), "se_b": prior("sensitivity", "beta"),
-        "sp_a": prior("specificity", "alpha"), "sp_b": prior("specificity", "beta"),
-        "prev_a": prior("prevalence", "alpha"), "prev_b": prior("prevalence", "beta"),
-    }
-    rng = np.random.default_rng(seed)
-    inits = [{"se": rng.uniform(0.7, 0.95, t), "sp": rng.uniform(0.7, 0.95, t),
-              "prev": rng.uniform(0.2, 0.8, p)} for _ in range(chains)]
-    monitors = ["se", "sp", "prev"] + (["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
-    raw, wall = run(HUI_WALTER_JAGS, data, inits, monitors, burn=burn, draws=draws, thin=thin,
-                    seed=seed)
+def fit_hui_walter(model: pm.Model, **kwargs) -> az.InferenceData:
+    """:func:`fit_twin` for a :func:`bayescm.models.hui_walter` model (kept name)."""
+    return fit_twin(model, **kwargs)
 
-    def stack(node: str, size: int) -> np.ndarray:
-        # CODA names a node of length one without an index
-        names = [node] if size == 1 and node in raw else [f"{node}[{i + 1}]" for i in range(size)]
-        return np.stack([raw[n] for n in names], axis=-1)
 
-    post = {
-        "sensitivity": (("chain", "draw", "classifier"), stack("se", t)),
-        "specificity": (("chain", "draw", "classifier"), stack("sp", t)),
-        "prevalence": (("chain", "draw", "population"), stack("prev", p)),
-    }
-    coords = {"classifier": list(tab.classifiers), "population": list(tab.populations)}
-    if spec.extra["pairs"]:
-        post["cov_se"] = (("chain", "draw", "pair"), stack("cov_se", k))
-        post["cov_sp"] = (("chain", "draw", "pair"), stack("cov_sp", k))
-        coords["pair"] = list(model.coords["pair"])
-    idata = az.InferenceData(posterior=xr.Dataset(post, coords=coords))
-    idata.attrs["wall_time"] = wall
-    idata.attrs["engine"] = "jags"
-    return idata
+def _with_twin() -> list[str]:
+    from bayescm.models.family import families
+
+    return sorted(name for name, f in families().items() if f.jags is not None)

@@ -88,12 +88,14 @@ class Dirichlet:
 
 Prior = Beta | Dirichlet
 
-_DEFAULTS: dict[str, dict[str, Prior]] = {
-    "three_beta": {"prevalence": Beta(1, 1), "tpr": Beta(1, 1), "tnr": Beta(1, 1)},
-    "dirichlet_multinomial": {"theta": Dirichlet((1, 1, 1, 1))},
-    "hui_walter": {"sensitivity": Beta(1, 1), "specificity": Beta(1, 1),
-                   "prevalence": Beta(1, 1)},
-}
+# Each model family registers its defaults here (bayescm.models.register_family): the
+# families own their priors, this module only shows them.
+_DEFAULTS: dict[str, dict[str, Prior]] = {}
+
+
+def register_defaults(model: str, priors: Mapping[str, Prior]) -> None:
+    """Record the default priors of a model family (called by ``register_family``)."""
+    _DEFAULTS[model] = dict(priors)
 
 
 def defaults(model: str) -> dict[str, Prior]:
@@ -102,6 +104,8 @@ def defaults(model: str) -> dict[str, Prior]:
     Tötsch & Hoffmann (2021) use the Laplace prior Beta(1, 1) for prevalence,
     tpr and tnr; Caelen (2017) a flat Dirichlet(1, 1, 1, 1) over the cells.
     """
+    if model not in _DEFAULTS:
+        import bayescm.models  # noqa: F401  (registers the built-in families)
     if model not in _DEFAULTS:
         raise KeyError(f"Unknown model {model!r}; models: {sorted(_DEFAULTS)}.")
     return dict(_DEFAULTS[model])

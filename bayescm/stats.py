@@ -8,6 +8,7 @@ functions, so an estimator is written once and tested once.
   :math:`\lfloor p\,n \rfloor` sorted draws), vectorised over any leading axes.
 * :func:`beta_hdi` -- the exact HDI of :math:`\mathrm{Beta}(a, b)` for
   :math:`a, b \ge 1` by safeguarded Newton steps, vectorised.
+* :func:`multinomial` -- Multinomial draws for large batches of probability vectors.
 * :func:`conjugate_draws` / :func:`draw_conjugate` -- i.i.d. draws from independent
   Beta and Dirichlet posteriors, in chunks of bounded memory or in one piece.  The
   two consume the random generator in the same order, so one chunk equals one piece.
@@ -32,6 +33,7 @@ __all__ = [
     "conjugate_draws",
     "draw_conjugate",
     "hdi",
+    "multinomial",
 ]
 
 #: The dims of a sample in every InferenceData group bayescm writes.
@@ -268,3 +270,31 @@ def conjugate_draws(
     step = n_draws if chunk is None else max(1, min(int(chunk), n_draws))
     for start in range(0, n_draws, step):
         yield draw_conjugate(rng, (min(step, n_draws - start),), betas, dirichlets)
+
+
+def multinomial(rng: np.random.Generator, n: Any, p: np.ndarray) -> np.ndarray:
+    r"""Multinomial(n, p) along the last axis by sequential conditional binomials.
+
+    The same distribution as ``rng.multinomial``, an order of magnitude faster for
+    large batches of different probability vectors: with
+    :math:`X_1 \sim \mathrm{Bin}(n, p_1)` and
+    :math:`X_i \mid X_{<i} \sim \mathrm{Bin}(n - \sum_{j<i} X_j,\ p_i / (1 - \sum_{j<i} p_j))`.
+    ``n`` broadcasts against ``p.shape[:-1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = multinomial(np.random.default_rng(0), 100, np.array([[0.2, 0.3, 0.5]] * 4))
+    >>> x.sum(axis=-1).tolist()
+    [100, 100, 100, 100]
+    """
+    out = np.empty(p.shape, dtype=np.int64)
+    left = np.broadcast_to(np.asarray(n, dtype=np.int64), p.shape[:-1]).astype(np.int64)
+    mass = np.ones(p.shape[:-1])
+    for i in range(p.shape[-1] - 1):
+        share = np.clip(p[..., i] / np.where(mass > 0, mass, 1.0), 0.0, 1.0)
+        out[..., i] = rng.binomial(left, share)
+        left = left - out[..., i]
+        mass = mass - p[..., i]
+    out[..., -1] = left
+    return out

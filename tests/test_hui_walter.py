@@ -210,8 +210,7 @@ def test_generic_engine_agrees_and_refits_without_recompiling(monkeypatch):
 def test_kernel_is_the_pymc_posterior(counts, kwargs):
     """bayescm's compiled density equals the PyMC model's logp up to a constant, with the
     same gradient, in PyMC's unconstrained coordinates (incl. three dependent pairs)."""
-    from bayescm import _kernel_hui_walter
-    from bayescm.inference import _kernel_problem
+    from bayescm.models import _kernel_hui_walter
 
     counts = np.asarray(counts)
     with warnings.catch_warnings():
@@ -219,7 +218,8 @@ def test_kernel_is_the_pymc_posterior(counts, kwargs):
         m = bcm.models.hui_walter(
             bcm.AgreementTable(counts, populations=[f"p{i}" for i in range(len(counts))]),
             **kwargs)
-    kernel, user_data, n_dim, _, _ = _kernel_problem(m, bcm.models.spec_of(m), None)
+    compiled = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
+    kernel, user_data, n_dim = compiled.module, compiled.user_data, compiled.n_dim
     assert kernel is _kernel_hui_walter
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     rng = np.random.default_rng(1)

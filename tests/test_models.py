@@ -5,8 +5,7 @@ import pymc as pm
 import pytest
 
 import bayescm as bcm
-from bayescm import _kernels
-from bayescm.exact import conjugate_posterior
+from bayescm.models import _kernel_conjugate as _kernels
 from bayescm.priors import Beta, Dirichlet, PriorError
 
 
@@ -78,13 +77,8 @@ def test_bad_input_fails_before_any_model_is_built(monkeypatch, cocaine):
         dm.dirichlet_multinomial(cocaine, priors={"theta": Dirichlet((1, 1))})
 
 
-def _kernel_logp(conj, x: np.ndarray):
-    names = list(conj.betas)
-    a = np.concatenate([conj.betas[k][0] for k in names]) if names else np.zeros(0)
-    b = np.concatenate([conj.betas[k][1] for k in names]) if names else np.zeros(0)
-    d = conj.dirichlet.ravel() if conj.dirichlet is not None else np.zeros(0)
-    nd, k = (conj.dirichlet.shape[0], 4) if conj.dirichlet is not None else (0, 0)
-    ud = np.concatenate([[a.size, nd, k], a, b, d]).astype(float)
+def _kernel_logp(kernel, x: np.ndarray):
+    ud = np.ascontiguousarray(kernel.user_data, float)
     x = np.ascontiguousarray(x, float)
     grad = np.zeros_like(x)
     out = np.zeros(1)
@@ -102,7 +96,8 @@ def test_kernel_is_the_pymc_posterior(batch, family):
     prior = {"three_beta": {"tpr": Beta(3, 2), "tnr": Beta(0.5, 0.5)},
              "dirichlet_multinomial": {"theta": Dirichlet((2, 1, 0.5, 3))}}[family]
     m = getattr(bcm.models, family)(batch, priors=prior)
-    conj = conjugate_posterior(m)
+    kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
+    assert kernel.module is _kernels
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     rng = np.random.default_rng(5)
     diffs = []
@@ -110,7 +105,8 @@ def test_kernel_is_the_pymc_posterior(batch, family):
         point = {v.name: rng.normal(0, 1.5, size=m.initial_point()[v.name].shape)
                  for v in m.value_vars}
         x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
-        lk, gk = _kernel_logp(conj, x)
+        assert x.size == kernel.n_dim
+        lk, gk = _kernel_logp(kernel, x)
         diffs.append(logp(point) - lk)
         np.testing.assert_allclose(gk, dlogp(point), rtol=1e-9, atol=1e-9)
     assert np.ptp(diffs) < 1e-8

@@ -1,7 +1,25 @@
-"""Model builders: plain functions returning unsampled ``pm.Model`` objects."""
+"""Model builders: plain functions returning unsampled ``pm.Model`` objects.
 
-from bayescm.models._spec import ModelSpec, spec_of
+Each family is one unit (:mod:`bayescm.models.family`): its builder, and what
+``fit``, the draws, the exact sampler, the JAGS runner and ``rebuild`` need to know
+about it, registered once with :func:`register_family`.
+"""
+
 from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    JagsTwin,
+    Kernel,
+    ModelSpec,
+    attach,
+    families,
+    family_of,
+    get_family,
+    is_unmodified,
+    register_family,
+    spec_of,
+)
 from bayescm.models.folds import folds
 from bayescm.models.hui_walter import (
     IdentifiabilityError,
@@ -12,13 +30,23 @@ from bayescm.models.hui_walter import (
 from bayescm.models.three_beta import three_beta
 
 __all__ = [
+    "Conjugate",
+    "Family",
     "IdentifiabilityError",
     "IdentifiabilityWarning",
+    "JagsTwin",
+    "Kernel",
     "ModelSpec",
+    "attach",
     "check_identifiability",
     "dirichlet_multinomial",
+    "families",
+    "family_of",
     "folds",
+    "get_family",
     "hui_walter",
+    "is_unmodified",
+    "register_family",
     "spec_of",
     "three_beta",
 ]

@@ -1,56 +1,23 @@
-"""What a builder made: the record `fit` uses to recognise bayescm's own models.
+"""Helpers the built-in builders share: data coercion, properness checks, Beta rates.
 
-Builders return plain ``pm.Model`` objects.  Alongside, they register a
-:class:`ModelSpec` (weakly keyed by the model) naming the family, the data, the
-priors and the variables the builder created.  ``fit`` uses it to pick the
-conjugate shortcuts (exact draws, the cached NUTS kernel) only while the model is
-unmodified; a model a user has extended falls back to generic samplers.
+The record a builder attaches to its model (:class:`~bayescm.models.family.ModelSpec`)
+and the family registry live in :mod:`bayescm.models.family`.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
-from bayescm.agreement import AgreementTable
-from bayescm.data import ConfusionMatrix
+from bayescm import metrics
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models.family import Conjugate, Kernel
 from bayescm.priors import Beta, Prior, PriorError
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Record of a model built by a bayescm builder."""
-
-    family: str
-    data: ConfusionMatrix | AgreementTable
-    priors: Mapping[str, Sequence[Prior]]
-    var_names: frozenset[str]
-    fixed_prevalence: float | None = None
-    extra: Mapping[str, object] = field(default_factory=dict)
-
-
-_SPECS: weakref.WeakKeyDictionary[pm.Model, ModelSpec] = weakref.WeakKeyDictionary()
-
-
-def register(model: pm.Model, spec: ModelSpec) -> pm.Model:
-    _SPECS[model] = spec
-    return model
-
-
-def spec_of(model: pm.Model) -> ModelSpec | None:
-    """The builder's record of ``model``, or None for models built by hand."""
-    return _SPECS.get(model)
-
-
-def is_unmodified(model: pm.Model) -> bool:
-    """True when ``model`` still has exactly the variables its builder created."""
-    spec = spec_of(model)
-    return spec is not None and frozenset(model.named_vars) == spec.var_names
+from bayescm.stats import SAMPLE_DIMS
 
 
 def as_confusion_matrix(data: object) -> ConfusionMatrix:
@@ -106,3 +73,71 @@ def rate(name: str, priors: Sequence[Beta], dims: str) -> pt.TensorVariable:
     x = pm.Uniform(name, 0.0, 1.0, dims=dims)
     pm.Potential(f"{name}_prior", pt.sum((a - 1) * pt.log(x) + (b - 1) * pt.log1p(-x)))
     return x
+
+
+def data_value(model: pm.Model, name: str) -> np.ndarray:
+    """The current value of a ``pm.Data`` container (honours ``pm.set_data``)."""
+    return np.asarray(model[name].get_value())
+
+
+def beta_prior_draws(model: pm.Model, names: Sequence[str], size: tuple[int, ...],
+                     rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+    """I.i.d. draws of Beta rates from their ``{name}_alpha/_beta`` data (None if improper)."""
+    out = {}
+    for name in names:
+        a, b = data_value(model, f"{name}_alpha"), data_value(model, f"{name}_beta")
+        if np.any(a <= 0) or np.any(b <= 0):
+            return None  # an improper prior has no draws
+        out[name] = rng.beta(a, b, size=(*size, a.size))
+    return out
+
+
+def theta_from_rates(phi: xr.DataArray, tpr: xr.DataArray, tnr: xr.DataArray,
+                     dims: tuple[str, ...]) -> xr.DataArray:
+    """Confusion probabilities (dim ``cell``) from prevalence, TPR and TNR draws."""
+    order = (*SAMPLE_DIMS, *dims)
+    phi, tpr, tnr = xr.broadcast(phi, tpr, tnr)
+    phi, tpr, tnr = (x.transpose(*order).values for x in (phi, tpr, tnr))
+    theta = np.stack(metrics.cells_from_rates(phi, tpr, tnr), axis=-1)
+    return xr.DataArray(theta, dims=(*order, "cell"), coords={"cell": list(CELLS)})
+
+
+def conjugate_kernel(conj: Conjugate) -> Kernel:
+    """nutpie kernel of a posterior of independent Betas and Dirichlets.
+
+    The Betas come first (in ``conj.betas`` order, each rate on the logit scale),
+    then the Dirichlets (PyMC's centred simplex transform), matching the order in
+    which the builders create their free variables.  All Dirichlets share one
+    number of categories.
+    """
+    from bayescm.models import _kernel_conjugate as _kernels
+
+    names = list(conj.betas)
+    a = [np.ravel(conj.betas[k][0]) for k in names]
+    b = [np.ravel(conj.betas[k][1]) for k in names]
+    a = np.concatenate(a) if a else np.zeros(0)
+    b = np.concatenate(b) if b else np.zeros(0)
+    shapes = [np.shape(conj.betas[k][0]) for k in names]
+    dnames = list(conj.dirichlets)
+    ks = {np.shape(conj.dirichlets[k])[-1] for k in dnames}
+    if len(ks) > 1:
+        raise ValueError("conjugate_kernel needs Dirichlets with one number of categories.")
+    k = ks.pop() if ks else 0
+    d = [np.reshape(conj.dirichlets[n], (-1, k)) for n in dnames]
+    nd = sum(x.shape[0] for x in d)
+    dvals = np.concatenate(d).ravel() if d else np.zeros(0)
+    user_data = np.concatenate([[a.size, nd, k], a, b, dvals]).astype(float)
+    shapes += [np.shape(conj.dirichlets[n]) for n in dnames]
+    return Kernel(_kernels, user_data, a.size + nd * (k - 1 if k else 0), names + dnames,
+                  [tuple(s) for s in shapes])
+
+
+def encode_confusion(cm: ConfusionMatrix) -> dict[str, list]:
+    """A ConfusionMatrix as JSON-able values (for saving a fit)."""
+    return {"counts": cm.counts.tolist(), "classifier": list(cm.classifiers)}
+
+
+def decode_confusion(payload: Mapping[str, list]) -> ConfusionMatrix:
+    """Inverse of :func:`encode_confusion`."""
+    counts = np.asarray(payload["counts"], dtype=np.int64).reshape(-1, len(CELLS))
+    return ConfusionMatrix(*counts.T, classifier=list(payload["classifier"]))

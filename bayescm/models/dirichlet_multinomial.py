@@ -11,14 +11,30 @@ The math, priors and references are in ``models/dirichlet_multinomial/README.md`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayescm.data import CELLS
-from bayescm.models._spec import ModelSpec, as_confusion_matrix, check_proper, register
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._spec import (
+    as_confusion_matrix,
+    check_proper,
+    conjugate_kernel,
+    data_value,
+    decode_confusion,
+    encode_confusion,
+)
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
+from bayescm.priors import Dirichlet
 from bayescm.priors import resolve as resolve_priors
 
 
@@ -62,5 +78,39 @@ def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -
             theta = pm.Dirichlet("theta", a=pt.ones_like(alpha), dims=dims)
             pm.Potential("theta_prior", pt.sum((alpha - 1) * pt.log(theta)))
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts, dims=dims)
-    spec = ModelSpec("dirichlet_multinomial", cm, resolved, frozenset(model.named_vars))
-    return register(model, spec)
+    return attach(model, ModelSpec("dirichlet_multinomial", cm, resolved))
+
+
+class DirichletMultinomial(Family):
+    r"""Caelen's family: :math:`\theta \mid D \sim \mathrm{Dirichlet}(\alpha + \text{counts})`."""
+
+    name = "dirichlet_multinomial"
+    default_priors: ClassVar[dict[str, Any]] = {"theta": Dirichlet((1, 1, 1, 1))}
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["theta"]
+
+    def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
+        alpha = data_value(model, "theta_alpha") + data_value(model, "counts_data")
+        return Conjugate(dirichlets={"theta": alpha.astype(float)})
+
+    def kernel(self, model: pm.Model, spec: ModelSpec,
+               conjugate: Conjugate | None = None) -> Kernel:
+        return conjugate_kernel(conjugate or self.conjugate(model, spec))
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+        alpha = data_value(model, "theta_alpha")
+        if np.any(alpha <= 0):
+            return None  # an improper prior has no draws
+        g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
+        return {"theta": g / g.sum(axis=-1, keepdims=True)}
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(DirichletMultinomial(dirichlet_multinomial))

@@ -28,10 +28,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pymc as pm
+import xarray as xr
 
-from bayescm.data import CELLS
-from bayescm.models._spec import ModelSpec, as_confusion_matrix, register
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._spec import (
+    as_confusion_matrix,
+    decode_confusion,
+    encode_confusion,
+    theta_from_rates,
+)
+from bayescm.models.family import Family, ModelSpec, attach, register_family
+from bayescm.stats import SAMPLE_DIMS
 
 UNITS = ("mean", "new fold")
 
@@ -92,6 +101,47 @@ def folds(
             pm.Beta(f"{rate_name}_new", a, b)
             pm.Binomial(f"{rate_name}_hits", n=hits + misses, p=fold_rate, observed=hits,
                         dims="fold")
-    spec = ModelSpec("folds", cms, {}, frozenset(model.named_vars),
-                     extra={"kappa_prior": (shape, rate)})
-    return register(model, spec)
+    return attach(model, ModelSpec("folds", cms, {},
+                                   options={"kappa_prior": [shape, rate]}))
+
+
+class Folds(Family):
+    """The hierarchical family of k folds: metrics for the mean rates and a new fold."""
+
+    name = "folds"
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
+                "tnr_fold", "tpr_new", "tnr_new"]
+
+    def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
+        # metrics for the mean rates and for a new fold, at the (shared) prevalence
+        unit = xr.DataArray(list(UNITS), dims="classifier", name="classifier")
+        tpr = xr.concat([ds["tpr_mean"], ds["tpr_new"]], dim=unit)
+        tnr = xr.concat([ds["tnr_mean"], ds["tnr_new"]], dim=unit)
+        ds["theta"] = theta_from_rates(ds["prevalence"], tpr, tnr, ("classifier",)
+                                       ).assign_coords(classifier=list(UNITS))
+        return ds
+
+    def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
+                   spec: ModelSpec | None):
+        # a repeat of each fold with its own rates (no metrics: folds are not the units
+        # the metrics describe)
+        nn = n.values.astype(np.int64)
+        phi = draws["prevalence"].transpose(*SAMPLE_DIMS).values[..., None]
+        pos = rng.binomial(nn, phi)
+        tp = rng.binomial(pos, draws["tpr_fold"].transpose(*SAMPLE_DIMS, "fold").values)
+        tn = rng.binomial(nn - pos, draws["tnr_fold"].transpose(*SAMPLE_DIMS, "fold").values)
+        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
+        da = xr.DataArray(counts, dims=(*SAMPLE_DIMS, "fold", "cell"),
+                          coords={"fold": n["fold"].values, "cell": list(CELLS)}, name="counts")
+        return da, "fold confusion matrices", False
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(Folds(folds))

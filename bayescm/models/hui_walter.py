@@ -29,16 +29,19 @@ import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
 from bayescm.agreement import AgreementTable, pattern_matrix
-from bayescm.models._spec import ModelSpec, register
+from bayescm.models._spec import beta_prior_draws, data_value, theta_from_rates
+from bayescm.models.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
 from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
+from bayescm.stats import SAMPLE_DIMS, multinomial
 
 PARAMETERS = ("sensitivity", "specificity", "prevalence")
 INFORMATIVE_SD = 0.1
@@ -301,6 +304,168 @@ def hui_walter(
         prob = pm.Deterministic("pattern_prob", prob, dims=("population", "pattern"))
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=prob, observed=counts,
                        dims=("population", "pattern"))
-    spec = ModelSpec("hui_walter", table, resolved, frozenset(model.named_vars),
+    dependence = [[classifiers[i], classifiers[j]] for i, j in pairs]
+    spec = ModelSpec("hui_walter", table, resolved,
+                     options={"conditional_dependence": dependence or False,
+                              "identifiability": identifiability},
                      extra={"pairs": tuple(pairs), "identifiability": ident})
-    return register(model, spec)
+    return attach(model, spec)
+
+
+# -- the family: what fit, the draws and the JAGS runner need to know ------------------
+def _kernel(model: pm.Model, spec: ModelSpec) -> Kernel:
+    from bayescm.models import _kernel_hui_walter
+
+    tab = spec.data
+    t, p = len(tab.classifiers), len(tab.populations)
+    pairs = spec.extra["pairs"]
+    k, r = len(pairs), 2**t
+
+    def value(name: str) -> np.ndarray:
+        return data_value(model, name).astype(float).ravel()
+
+    user_data = np.concatenate([
+        [t, p, k, r], value("counts_data"),
+        *(value(f"{v}_{ab}") for v in ("sensitivity", "specificity") for ab in ("alpha", "beta")),
+        value("prevalence_alpha"), value("prevalence_beta"),
+        [i for i, _ in pairs], [j for _, j in pairs],
+    ])
+    names = ["sensitivity", "specificity", "prevalence"]
+    shapes = [(t,), (t,), (p,)]
+    if pairs:
+        names += ["cov_se_position", "cov_sp_position", "cov_se", "cov_sp"]
+        shapes += [(k,)] * 4
+    return Kernel(_kernel_hui_walter, user_data, 2 * t + p + 2 * k, [*names, "pattern_prob"],
+                  [*shapes, (p, r)])
+
+
+def _jags_data(model: pm.Model, spec: ModelSpec) -> dict[str, Any]:
+    tab = spec.data
+    t, p = len(tab.classifiers), len(tab.populations)
+    patt = pattern_matrix(t)
+    pairs = list(spec.extra["pairs"]) or [(0, 1)]
+    rest = np.ones((len(pairs), t), dtype=int)
+    for q, (i, j) in enumerate(pairs):
+        rest[q, [i, j]] = 0
+    sgn = np.array([[1 if patt[r, i] == patt[r, j] else -1 for i, j in pairs]
+                    for r in range(len(patt))])
+
+    def prior(name: str, part: str) -> np.ndarray:
+        return data_value(model, f"{name}_{part}").astype(float)
+
+    counts = data_value(model, "counts_data")
+    return {
+        "T": t, "P": p, "R": 2**t, "K": len(pairs), "dep": int(bool(spec.extra["pairs"])),
+        "counts": counts, "n": counts.sum(axis=1), "patt": patt,
+        "pair_i": np.array([i + 1 for i, _ in pairs]),
+        "pair_j": np.array([j + 1 for _, j in pairs]),
+        "rest": rest, "sgn": sgn, "ok": np.ones(t, dtype=int),
+        "se_a": prior("sensitivity", "alpha"), "se_b": prior("sensitivity", "beta"),
+        "sp_a": prior("specificity", "alpha"), "sp_b": prior("specificity", "beta"),
+        "prev_a": prior("prevalence", "alpha"), "prev_b": prior("prevalence", "beta"),
+    }
+
+
+def _jags_inits(rng: np.random.Generator, spec: ModelSpec, chains: int) -> list[dict]:
+    t, p = len(spec.data.classifiers), len(spec.data.populations)
+    return [{"se": rng.uniform(0.7, 0.95, t), "sp": rng.uniform(0.7, 0.95, t),
+             "prev": rng.uniform(0.2, 0.8, p)} for _ in range(chains)]
+
+
+def _jags_monitors(spec: ModelSpec) -> list[str]:
+    return ["se", "sp", "prev"] + (["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
+
+
+def _jags_posterior(raw: Mapping[str, np.ndarray], model: pm.Model, spec: ModelSpec
+                    ) -> xr.Dataset:
+    tab = spec.data
+    t, p, k = len(tab.classifiers), len(tab.populations), len(spec.extra["pairs"])
+
+    def stack(node: str, size: int) -> np.ndarray:
+        # CODA names a node of length one without an index
+        names = [node] if size == 1 and node in raw else [f"{node}[{i + 1}]" for i in range(size)]
+        return np.stack([raw[n] for n in names], axis=-1)
+
+    post = {
+        "sensitivity": ((*SAMPLE_DIMS, "classifier"), stack("se", t)),
+        "specificity": ((*SAMPLE_DIMS, "classifier"), stack("sp", t)),
+        "prevalence": ((*SAMPLE_DIMS, "population"), stack("prev", p)),
+    }
+    coords = {"classifier": list(tab.classifiers), "population": list(tab.populations)}
+    if k:
+        post["cov_se"] = ((*SAMPLE_DIMS, "pair"), stack("cov_se", k))
+        post["cov_sp"] = ((*SAMPLE_DIMS, "pair"), stack("cov_sp", k))
+        coords["pair"] = list(model.coords["pair"])
+    return xr.Dataset(post, coords=coords)
+
+
+class HuiWalter(Family):
+    """The Hui–Walter latent-class family (no closed form; a compiled kernel; a JAGS twin)."""
+
+    name = "hui_walter"
+    default_priors: ClassVar[dict[str, Any]] = {
+        "sensitivity": Beta(1, 1), "specificity": Beta(1, 1), "prevalence": Beta(1, 1)}
+    jags = JagsTwin("hui_walter.jags", _jags_data, _jags_inits, _jags_monitors,
+                    _jags_posterior)
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["sensitivity", "specificity", "prevalence"] + (
+            ["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
+
+    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
+        return _kernel(model, spec)
+
+    def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
+        # the confusion probabilities of every classifier in every population
+        ds["theta"] = theta_from_rates(ds["prevalence"], ds["sensitivity"], ds["specificity"],
+                                       ("population", "classifier"))
+        return ds
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+        values = beta_prior_draws(model, ["sensitivity", "specificity", "prevalence"], size,
+                                  rng)
+        if values is None:
+            return None
+        se, sp = values["sensitivity"], values["specificity"]
+        # the prior is the product of the Betas truncated to Se + Sp > 1: rejection
+        bad = se + sp <= 1
+        while bad.any():
+            more = beta_prior_draws(model, ["sensitivity", "specificity"], size, rng)
+            se[bad] = more["sensitivity"][bad]
+            sp[bad] = more["specificity"][bad]
+            bad = se + sp <= 1
+        pairs = spec.extra["pairs"]
+        u = [rng.uniform(size=(*size, len(pairs))) for _ in range(2)] if pairs else [None, None]
+        prob, cov_se, cov_sp = pattern_probabilities(
+            se, sp, values["prevalence"], u[0], u[1], se.shape[-1], pairs)
+        values["pattern_prob"] = prob
+        if pairs:
+            values.update(cov_se_position=u[0], cov_sp_position=u[1], cov_se=cov_se,
+                          cov_sp=cov_sp)
+        return values
+
+    def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
+                   spec: ModelSpec | None):
+        prob = draws["pattern_prob"].transpose(*SAMPLE_DIMS, "population", "pattern")
+        counts = multinomial(rng, n.values.astype(np.int64),
+                             prob.values / prob.values.sum(-1, keepdims=True))
+        da = xr.DataArray(counts, dims=prob.dims, coords=prob.coords, name="counts")
+        return da, "agreement tables", False
+
+    def attrs(self, spec: ModelSpec) -> dict[str, Any]:
+        return {"identifiability": spec.extra["identifiability"].message}
+
+    def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
+        return {"prevalence": spec.data.populations}
+
+    def encode_data(self, data: AgreementTable) -> dict[str, list]:
+        return {"counts": data.counts.tolist(), "classifiers": list(data.classifiers),
+                "populations": list(data.populations)}
+
+    def decode_data(self, payload: Mapping[str, list]) -> AgreementTable:
+        return AgreementTable(payload["counts"], classifiers=payload["classifiers"],
+                              populations=payload["populations"])
+
+
+register_family(HuiWalter(hui_walter))

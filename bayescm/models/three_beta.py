@@ -18,22 +18,36 @@ The math, priors and references are in ``models/three_beta/README.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
-from bayescm.data import CELLS
+from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.models._spec import (
-    ModelSpec,
     as_confusion_matrix,
+    beta_prior_draws,
     check_proper,
+    conjugate_kernel,
+    data_value,
+    decode_confusion,
+    encode_confusion,
     rate,
-    register,
+    theta_from_rates,
 )
-from bayescm.priors import PriorError
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
+from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
+from bayescm.stats import SAMPLE_DIMS
 
 RATES = ("prevalence", "tpr", "tnr")
 # The counts that update each rate's Beta (successes, failures), by cell name.
@@ -113,5 +127,95 @@ def three_beta(
         )
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts,
                        dims=("classifier", "cell"))
-    spec = ModelSpec("three_beta", cm, resolved, frozenset(model.named_vars), fixed)
-    return register(model, spec)
+    return attach(model, ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed}))
+
+
+class ThreeBeta(Family):
+    r"""The three-Beta family: independent Beta posteriors of prevalence, TPR and TNR.
+
+    With Beta priors the multinomial likelihood factorises into
+    Binomial(N, φ) for the positives, Binomial(P, TPR) for tp and Binomial(N − P,
+    TNR) for tn, so
+
+    .. math::
+
+        \phi \mid D \sim \mathrm{Beta}(a_\phi + tp + fn,\ b_\phi + fp + tn),\quad
+        \mathrm{TPR} \mid D \sim \mathrm{Beta}(a_+ + tp,\ b_+ + fn),\quad
+        \mathrm{TNR} \mid D \sim \mathrm{Beta}(a_- + tn,\ b_- + fp)
+
+    independently.  Parameters are read from the model's ``pm.Data``, so a model
+    updated with ``pm.set_data`` is honoured.
+    """
+
+    name = "three_beta"
+    default_priors: ClassVar[dict[str, Any]] = {
+        "prevalence": Beta(1, 1), "tpr": Beta(1, 1), "tnr": Beta(1, 1)}
+
+    @staticmethod
+    def _fixed(spec: ModelSpec) -> float | None:
+        return spec.options.get("prevalence")
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["tpr", "tnr"] + ([] if self._fixed(spec) is not None else ["prevalence"])
+
+    def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
+        counts = data_value(model, "counts_data").astype(float)
+        cell = {c: counts[:, i] for i, c in enumerate(CELLS)}
+        betas, fixed = {}, {}
+        for name in RATES:
+            if name == "prevalence" and self._fixed(spec) is not None:
+                fixed[name] = data_value(model, "prevalence").astype(float)
+                continue
+            succ, fail = UPDATES[name]
+            a = data_value(model, f"{name}_alpha") + sum(cell[c] for c in succ)
+            b = data_value(model, f"{name}_beta") + sum(cell[c] for c in fail)
+            betas[name] = (a, b)
+        return Conjugate(betas=betas, fixed=fixed)
+
+    def kernel(self, model: pm.Model, spec: ModelSpec,
+               conjugate: Conjugate | None = None) -> Kernel:
+        return conjugate_kernel(conjugate or self.conjugate(model, spec))
+
+    def complete(self, ds: xr.Dataset, spec: ModelSpec,
+                 conjugate: Conjugate | None = None) -> xr.Dataset:
+        if "prevalence" not in ds:
+            value = (conjugate.fixed["prevalence"] if conjugate is not None
+                     and "prevalence" in conjugate.fixed else self._fixed(spec))
+            ds["prevalence"] = xr.DataArray(np.broadcast_to(value, ds["tpr"].shape).copy(),
+                                            dims=ds["tpr"].dims)
+        ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"], ("classifier",))
+        return ds
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+        return beta_prior_draws(model, list(spec.priors), size, rng)
+
+    def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
+                   spec: ModelSpec | None):
+        # Multinomial(N, theta) as its chain of binomials: class sizes first (unless
+        # the design fixed them), then the correct calls within each class.
+        nn = n.values.astype(np.int64)
+        phi = draws["prevalence"].transpose(*SAMPLE_DIMS, "classifier").values
+        if spec is not None and self._fixed(spec) is not None:
+            pos = np.broadcast_to(np.rint(phi[0, 0] * nn).astype(np.int64), phi.shape)
+        else:
+            pos = rng.binomial(nn, phi)
+        tp = rng.binomial(pos, draws["tpr"].transpose(*SAMPLE_DIMS, "classifier").values)
+        tn = rng.binomial(nn - pos, draws["tnr"].transpose(*SAMPLE_DIMS, "classifier").values)
+        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
+        theta = draws["theta"].transpose(*SAMPLE_DIMS, "classifier", "cell")
+        da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
+        return da, "confusion matrices (and their plug-in metrics)", True
+
+    def attrs(self, spec: ModelSpec) -> dict[str, Any]:
+        fixed = self._fixed(spec)
+        return {} if fixed is None else {"fixed_prevalence": fixed}
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(ThreeBeta(three_beta))

@@ -1,0 +1,30 @@
+"""Decisions under uncertainty: metric uncertainty, deception risk, comparisons,
+leaderboards, deployment prevalence and sample-size planning.
+
+Every function takes an InferenceData from :func:`bayescm.fit` or a
+:class:`bayescm.ConfusionMatrix` (three-Beta posterior drawn exactly) and returns
+tidy pandas or xarray results.
+"""
+
+from bayescm.analysis.compare import Comparison, compare, compare_paired, paired_counts
+from bayescm.analysis.leaderboard import Leaderboard, leaderboard, leaderboard_from_accuracy
+from bayescm.analysis.prevalence import at_prevalence
+from bayescm.analysis.sample_size import SampleSizePlan, beta_hdi, sample_size, sample_size_rule
+from bayescm.analysis.uncertainty import deception, metric_uncertainty
+
+__all__ = [
+    "Comparison",
+    "Leaderboard",
+    "SampleSizePlan",
+    "at_prevalence",
+    "beta_hdi",
+    "compare",
+    "compare_paired",
+    "deception",
+    "leaderboard",
+    "leaderboard_from_accuracy",
+    "metric_uncertainty",
+    "paired_counts",
+    "sample_size",
+    "sample_size_rule",
+]

@@ -1,0 +1,201 @@
+r"""Is classifier A better than B?  Independent and paired comparisons.
+
+:func:`compare` is for classifiers evaluated on **different** test sets: their
+posteriors are independent, and the posterior of the difference is the
+difference of independent draws.  :func:`compare_paired` is for classifiers
+evaluated on the **same** cases, whose errors are correlated (both tend to fail on
+hard cases).  It models the joint outcomes: for each true class
+:math:`c \in \{+, -\}` the counts of cases that A and B classify correctly or not,
+
+.. math::
+
+    (n^c_{11}, n^c_{10}, n^c_{01}, n^c_{00}) \sim
+        \mathrm{Multinomial}(n^c, \psi^c),\qquad
+    \psi^c \sim \mathrm{Dirichlet}(1, 1, 1, 1),\qquad
+    \phi \sim \mathrm{Beta}(1 + n^+, 1 + n^-),
+
+so :math:`TPR_A = \psi^+_{11} + \psi^+_{10}`, :math:`TPR_B = \psi^+_{11} +
+\psi^+_{01}` (likewise TNR from :math:`\psi^-`), and every metric of A and B is a
+function of the *same* draw.  The posterior is conjugate and drawn exactly.
+Treating a paired design as independent ignores the shared cases: with
+positively correlated errors the interval of the difference is too wide (and the
+probability that A is better too timid); the tests show both on simulated data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescm import metrics as registry
+from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws, select
+from bayescm.data import CountsError, resolve_positive
+from bayescm.summary import hdi
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Posterior of metric_A - metric_B.
+
+    Attributes
+    ----------
+    metric, margin, design
+        What was compared, the margin, ``"independent"`` or ``"paired"``.
+    difference
+        Draws of metric_A - metric_B (dims chain, draw).
+    probability
+        P(metric_A - metric_B > margin | data); for "lower is better" metrics
+        read it as P(A has the larger value).
+    """
+
+    metric: str
+    margin: float
+    design: str
+    difference: xr.DataArray
+    probability: float
+    hdi_prob: float
+
+    @property
+    def hdi(self) -> tuple[float, float]:
+        lo, hi = hdi(self.difference.values.reshape(1, -1), self.hdi_prob)
+        return float(lo[0]), float(hi[0])
+
+    def to_frame(self) -> pd.DataFrame:
+        lo, hi = self.hdi
+        d = self.difference.values
+        return pd.DataFrame({
+            "metric": [self.metric], "design": [self.design], "margin": [self.margin],
+            "mean": [float(d.mean())], "sd": [float(d.std(ddof=1))], "hdi_lower": [lo],
+            "hdi_upper": [hi], "p_greater": [self.probability],
+        })
+
+    def __repr__(self) -> str:
+        lo, hi = self.hdi
+        return (f"Comparison({self.design}, {self.metric}): mean difference "
+                f"{float(self.difference.mean()):+.4f}, {self.hdi_prob:.0%} HDI "
+                f"[{lo:+.4f}, {hi:+.4f}], P(A - B > {self.margin:g}) = {self.probability:.3f}")
+
+
+def _draws_of(x: Any, metric: str, classifier: str | None, draws: int,
+              seed: int | None) -> xr.DataArray:
+    if isinstance(x, tuple):
+        x, classifier = x
+    da = metric_draws(x, metric, draws=draws, random_seed=seed)
+    return select(da, classifier)
+
+
+def compare(
+    a: Any,
+    b: Any,
+    metric: str,
+    margin: float = 0.0,
+    *,
+    hdi_prob: float = 0.95,
+    draws: int = 20_000,
+    random_seed: int | None = None,
+) -> Comparison:
+    """Compare two classifiers evaluated on different (independent) test sets.
+
+    Parameters
+    ----------
+    a, b
+        Each an InferenceData or ConfusionMatrix holding one classifier, or a
+        tuple ``(data, classifier_name)`` to pick one from a batch.
+    metric
+        Registry key.
+    margin
+        Report P(metric_A - metric_B > margin).
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> a = bcm.ConfusionMatrix(tp=40, fn=7, fp=8, tn=15)
+    >>> b = bcm.ConfusionMatrix(tp=31, fn=9, fp=13, tn=20)
+    >>> result = bcm.analysis.compare(a, b, "tpr", random_seed=1)
+    >>> 0.5 < result.probability < 0.9
+    True
+    """
+    key = registry.get(metric).key
+    seed = np.random.default_rng(random_seed).integers(2**31, size=2)
+    da = _draws_of(a, key, None, draws, int(seed[0]))
+    db = _draws_of(b, key, None, draws, int(seed[1]))
+    if extra := [d for d in da.dims if d not in SAMPLE_DIMS] + \
+            [d for d in db.dims if d not in SAMPLE_DIMS]:
+        raise ValueError(f"Each side must be a single classifier; extra dims {extra}.")
+    na, nb = da.sizes["chain"] * da.sizes["draw"], db.sizes["chain"] * db.sizes["draw"]
+    n = min(na, nb)
+    # independent posteriors: pair draws by position (each side's draws are exchangeable)
+    diff = da.values.reshape(-1)[:n] - db.values.reshape(-1)[:n]
+    diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
+    return Comparison(key, float(margin), "independent", diff_da,
+                      float(np.mean(diff > margin)), hdi_prob)
+
+
+def paired_counts(y_true: Any, pred_a: Any, pred_b: Any, *, positive: Any = None
+                  ) -> pd.DataFrame:
+    """Per true class, the counts of (A correct, B correct) in {11, 10, 01, 00}."""
+    y, a, b = (np.asarray(v, dtype=object) for v in (y_true, pred_a, pred_b))
+    if not (y.ndim == a.ndim == b.ndim == 1) or not (y.size == a.size == b.size):
+        raise CountsError(
+            f"y_true, pred_a and pred_b must be 1-d and of equal length (got {y.size}, "
+            f"{a.size}, {b.size}): the paired design needs both predictions for every case."
+        )
+    if y.size == 0 or pd.isna(y).any() or pd.isna(a).any() or pd.isna(b).any():
+        raise CountsError("Labels must be non-empty and have no missing values.")
+    pos = resolve_positive(np.unique(np.concatenate([y, a, b])), positive)
+    truth = y == pos
+    ok_a, ok_b = (a == pos) == truth, (b == pos) == truth
+    rows = {}
+    for name, mask in (("positive", truth), ("negative", ~truth)):
+        rows[name] = [int(np.sum(mask & ok_a & ok_b)), int(np.sum(mask & ok_a & ~ok_b)),
+                      int(np.sum(mask & ~ok_a & ok_b)), int(np.sum(mask & ~ok_a & ~ok_b))]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["11", "10", "01", "00"])
+
+
+def compare_paired(
+    y_true: Any,
+    pred_a: Any,
+    pred_b: Any,
+    metric: str,
+    margin: float = 0.0,
+    *,
+    positive: Any = None,
+    hdi_prob: float = 0.95,
+    draws: int = 20_000,
+    random_seed: int | None = None,
+) -> Comparison:
+    """Compare two classifiers evaluated on the same cases (paired design).
+
+    Examples
+    --------
+    >>> import numpy as np, bayescm as bcm
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 300)
+    >>> hard = rng.random(300) < 0.2          # both classifiers fail on hard cases
+    >>> a = np.where(hard, 1 - y, y)
+    >>> b = np.where(hard | (rng.random(300) < 0.05), 1 - y, y)
+    >>> result = bcm.analysis.compare_paired(y, a, b, "acc", random_seed=1)
+    >>> result.probability > 0.99
+    True
+    """
+    key = registry.get(metric).key
+    counts = paired_counts(y_true, pred_a, pred_b, positive=positive)
+    rng = np.random.default_rng(random_seed)
+    n_pos, n_neg = int(counts.loc["positive"].sum()), int(counts.loc["negative"].sum())
+    phi = rng.beta(1 + n_pos, 1 + n_neg, size=draws)
+    psi_pos = rng.dirichlet(1.0 + counts.loc["positive"].to_numpy(float), size=draws)
+    psi_neg = rng.dirichlet(1.0 + counts.loc["negative"].to_numpy(float), size=draws)
+    values = []
+    for correct in (1, 2):  # A is correct in cells 11 and 10, B in cells 11 and 01
+        tpr = psi_pos[:, 0] + psi_pos[:, correct]
+        tnr = psi_neg[:, 0] + psi_neg[:, correct]
+        values.append(registry.evaluate(key, *registry.cells_from_rates(phi, tpr, tnr)))
+    diff = np.asarray(values[0] - values[1])
+    diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
+    return Comparison(key, float(margin), "paired", diff_da, float(np.mean(diff > margin)),
+                      hdi_prob)
+

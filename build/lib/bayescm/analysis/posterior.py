@@ -1,0 +1,88 @@
+"""Metric draws from either a fitted InferenceData or a ConfusionMatrix.
+
+Analysis functions accept both.  For a :class:`~bayescm.ConfusionMatrix` the
+posterior is the three-Beta model's with Beta(1, 1) priors (Tötsch & Hoffmann
+2021), drawn directly from its closed form (independent Betas for prevalence, TPR
+and TNR) -- no model, no sampler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+from bayescm import metrics as registry
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.stats import SAMPLE_DIMS
+
+__all__ = ["SAMPLE_DIMS", "flat", "metric_draws", "select", "theta_draws", "units_of"]
+
+
+def theta_draws(cm: ConfusionMatrix, draws: int, rng: np.random.Generator) -> xr.DataArray:
+    """Draws of theta (dims draw, classifier, cell) from the three-Beta posterior."""
+    tp, fn, fp, tn = (cm.cell(c).astype(float) for c in CELLS)
+    size = (draws, len(cm))
+    phi = rng.beta(1 + tp + fn, 1 + fp + tn, size=size)
+    tpr = rng.beta(1 + tp, 1 + fn, size=size)
+    tnr = rng.beta(1 + tn, 1 + fp, size=size)
+    theta = np.stack(registry.cells_from_rates(phi, tpr, tnr), -1)
+    return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, "classifier", "cell"),
+                        coords={"classifier": list(cm.classifiers), "cell": list(CELLS)})
+
+
+def metric_draws(
+    data: az.InferenceData | ConfusionMatrix,
+    metric: str,
+    *,
+    group: str = "posterior",
+    draws: int = 4000,
+    random_seed: int | None = None,
+) -> xr.DataArray:
+    """Posterior draws of one metric with dims (chain, draw, <units>)."""
+    key = registry.get(metric).key
+    if isinstance(data, ConfusionMatrix):
+        theta = theta_draws(data, draws, np.random.default_rng(random_seed))
+        return registry.compute(theta, [key])[key]
+    if not isinstance(data, az.InferenceData):
+        raise TypeError(
+            f"Expected an arviz.InferenceData from bayescm.fit or a bayescm.ConfusionMatrix, "
+            f"got {type(data).__name__}."
+        )
+    if group not in data.groups():
+        raise KeyError(f"InferenceData has no group {group!r} (groups: {data.groups()}).")
+    ds = data[group]
+    if key not in ds:
+        raise KeyError(
+            f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "
+            "to compute every metric."
+        )
+    return ds[key]
+
+
+def units_of(da: xr.DataArray) -> list[str]:
+    return [d for d in da.dims if d not in SAMPLE_DIMS]
+
+
+def select(da: xr.DataArray, classifier: str | None) -> xr.DataArray:
+    """One classifier's draws; the only one when ``classifier`` is None."""
+    if "classifier" not in da.dims:
+        return da
+    names = [str(c) for c in da["classifier"].values]
+    if classifier is None:
+        if len(names) != 1:
+            raise ValueError(
+                f"The data hold {len(names)} classifiers {names}; say which with classifier=..."
+            )
+        return da.isel(classifier=0, drop=True)
+    if classifier not in names:
+        raise KeyError(f"Classifier {classifier!r} is not in the data ({names}).")
+    return da.sel(classifier=classifier, drop=True)
+
+
+def flat(da: xr.DataArray, units: Sequence[str]) -> np.ndarray:
+    """(units..., chain*draw) array."""
+    return da.transpose(*units, *SAMPLE_DIMS).values.reshape(
+        *[da.sizes[u] for u in units], -1)

@@ -1,0 +1,110 @@
+r"""Metrics at a deployment prevalence (Tötsch & Hoffmann 2021, §1A).
+
+TPR and TNR belong to the classifier; prevalence belongs to the population.  A
+test set enriched in positives says little directly about PPV in a population
+where positives are rare.  Keeping the posterior draws of TPR and TNR and
+replacing the prevalence by the deployment value :math:`\phi'`
+
+.. math::
+
+    \theta' = \bigl(TPR\,\phi',\ (1-TPR)\,\phi',\ (1-TNR)(1-\phi'),\ TNR\,(1-\phi')\bigr)
+
+gives the posterior of every prevalence-dependent metric (ppv, npv, acc, f1, mcc,
+...) at :math:`\phi'`.  :math:`\phi'` may be a number, or uncertain: a Beta
+distribution or an array of draws, one per posterior draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+from bayescm import metrics as registry
+from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.priors import Beta
+
+
+def at_prevalence(
+    data: az.InferenceData | ConfusionMatrix,
+    prevalence: Any,
+    *,
+    metrics: Sequence[str] | None = None,
+    random_seed: int | None = None,
+) -> az.InferenceData:
+    """Re-evaluate metrics at a deployment prevalence, keeping the TPR/TNR posterior.
+
+    Parameters
+    ----------
+    data
+        InferenceData from :func:`bayescm.fit` (its posterior needs ``tpr`` and
+        ``tnr``), or a ConfusionMatrix (three-Beta posterior, Beta(1, 1) priors).
+    prevalence
+        A number in (0, 1); a :class:`bayescm.priors.Beta` or frozen
+        ``scipy.stats.beta`` for an uncertain prevalence (one draw per posterior
+        draw); or an array of draws with shape (chain, draw).
+    metrics
+        Metric keys to compute (default: all).
+
+    Returns
+    -------
+    arviz.InferenceData
+        A ``posterior`` group with ``prevalence`` (the deployment value),
+        ``tpr``, ``tnr``, ``theta`` and every metric at that prevalence; it works
+        with :func:`bayescm.summary` and ArviZ plots.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
+    >>> rare = bcm.analysis.at_prevalence(cm, 0.01, metrics=["ppv"], random_seed=1)
+    >>> float(rare.posterior["ppv"].mean()) < 0.1
+    True
+    """
+    rng = np.random.default_rng(random_seed)
+    tpr = metric_draws(data, "tpr", random_seed=random_seed)
+    tnr = metric_draws(data, "tnr", random_seed=None if random_seed is None
+                       else random_seed + 1) if isinstance(data, ConfusionMatrix) \
+        else metric_draws(data, "tnr")
+    shape = tuple(tpr.sizes[d] for d in SAMPLE_DIMS)
+    phi = _prevalence_draws(prevalence, shape, rng)
+    phi_da = xr.DataArray(phi, dims=SAMPLE_DIMS)
+    cells = registry.cells_from_rates(phi_da, tpr, tnr)
+    theta = xr.concat(list(cells), dim=xr.DataArray(list(CELLS), dims="cell", name="cell"))
+    theta = theta.transpose(*SAMPLE_DIMS, ..., "cell")
+    keys = [m.key for m in registry.resolve(metrics)]
+    ds = registry.compute(theta, [k for k in keys if k not in ("tpr", "tnr", "prevalence")])
+    ds["tpr"], ds["tnr"] = tpr, tnr
+    ds["prevalence"] = phi_da.broadcast_like(tpr)
+    ds["theta"] = theta
+    out = az.InferenceData(posterior=ds)
+    out.attrs["deployment_prevalence"] = repr(prevalence)
+    out.attrs["meaning"] = ("metrics of the same classifiers (same TPR/TNR posterior) in a "
+                            "population with the deployment prevalence")
+    return out
+
+
+def _prevalence_draws(prevalence: Any, shape: tuple[int, int],
+                      rng: np.random.Generator) -> np.ndarray:
+    if isinstance(prevalence, Beta):
+        if not prevalence.proper:
+            raise ValueError(f"The deployment prevalence {prevalence!r} is not a distribution.")
+        return rng.beta(prevalence.alpha, prevalence.beta, size=shape)
+    if hasattr(prevalence, "rvs"):  # a frozen scipy distribution
+        draws = np.asarray(prevalence.rvs(size=shape, random_state=rng), dtype=float)
+    else:
+        draws = np.asarray(prevalence, dtype=float)
+        if draws.ndim == 0:
+            draws = np.full(shape, float(draws))
+        elif draws.shape != shape:
+            raise ValueError(
+                f"Prevalence draws have shape {draws.shape}; give one per posterior draw "
+                f"{shape}, a number, or a distribution."
+            )
+    if not (np.all(np.isfinite(draws)) and np.all((draws > 0) & (draws < 1))):
+        raise ValueError("A deployment prevalence must lie strictly between 0 and 1.")
+    return draws

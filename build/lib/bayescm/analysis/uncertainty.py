@@ -1,0 +1,130 @@
+r"""Metric uncertainty and deception risk (Tötsch & Hoffmann 2021, §2B–2C).
+
+*Metric uncertainty* (MU) is the width of the 95% highest-density interval of a
+metric's posterior.  Bookmaker informedness :math:`BM = TPR + TNR - 1` measures how
+much better than guessing a classifier is; the posterior probabilities
+
+.. math::
+
+    r_{informative} = \Pr(BM > \rho \mid D),\qquad
+    r_{deceptive} = \Pr(BM < -\rho \mid D),\qquad
+    \Pr(|BM| \le \rho \mid D)
+
+split its posterior at a region of practical equivalence :math:`[-\rho, \rho]`
+around 0 (Tötsch & Hoffmann's eqs. 13–14 are the case :math:`\rho = 0`).
+"""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pandas as pd
+from scipy import integrate, stats
+
+from bayescm.analysis.posterior import flat, metric_draws, units_of
+from bayescm.data import ConfusionMatrix
+from bayescm.summary import hdi
+
+
+def metric_uncertainty(
+    data: az.InferenceData | ConfusionMatrix,
+    metric: str,
+    hdi_prob: float = 0.95,
+    *,
+    group: str = "posterior",
+    draws: int = 20_000,
+    random_seed: int | None = None,
+) -> pd.DataFrame:
+    """HDI width of a metric per classifier (Tötsch & Hoffmann's metric uncertainty).
+
+    Parameters
+    ----------
+    data
+        InferenceData from :func:`bayescm.fit`, or a ConfusionMatrix (three-Beta
+        posterior with Beta(1, 1) priors, drawn exactly).
+    metric
+        A registry key or alias.
+    hdi_prob
+        Mass of the interval (0.95 gives MU).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per classifier (and population): ``hdi_lower``, ``hdi_upper``, ``mu``.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> mu = bcm.analysis.metric_uncertainty(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6),
+    ...                                      "tnr", random_seed=1)
+    >>> 0.50 < float(mu.loc["cm", "mu"]) < 0.53   # exact: 0.513 for Beta(7, 3)
+    True
+    """
+    da = metric_draws(data, metric, group=group, draws=draws, random_seed=random_seed)
+    units = units_of(da)
+    x = flat(da, units)
+    lo, hi = hdi(x.reshape(-1, x.shape[-1]), hdi_prob)
+    index = da.isel(chain=0, draw=0, drop=True).to_series().index
+    out = pd.DataFrame({"hdi_lower": lo, "hdi_upper": hi, "mu": hi - lo}, index=index)
+    out.attrs.update(metric=metric, hdi_prob=hdi_prob)
+    return out
+
+
+def deception(
+    data: az.InferenceData | ConfusionMatrix,
+    rope: float = 0.0,
+    *,
+    group: str = "posterior",
+) -> pd.DataFrame:
+    r"""Probabilities of being informative, deceptive or practically uninformative.
+
+    Parameters
+    ----------
+    data
+        InferenceData with the ``bm`` metric, or a ConfusionMatrix.  For a
+        ConfusionMatrix the probabilities are exact: with independent Beta
+        posteriors :math:`f` of TPR and :math:`G` the CDF of TNR,
+        :math:`\Pr(BM < -\rho) = \int_0^1 f(x)\,G(1 - \rho - x)\,dx`, by quadrature.
+    rope
+        Half-width :math:`\rho \ge 0` of the region of practical equivalence
+        around BM = 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per classifier: ``r_informative`` = P(BM > rope), ``r_deceptive`` =
+        P(BM < -rope), ``p_uninformative`` = P(|BM| <= rope); rows sum to 1.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> cm = bcm.ConfusionMatrix(tp=28, fn=9, fp=4, tn=3, classifier="8")
+    >>> round(float(bcm.analysis.deception(cm).loc["8", "r_deceptive"]), 3)
+    0.143
+    """
+    if not (np.isfinite(rope) and rope >= 0):
+        raise ValueError(f"rope must be a number >= 0, got {rope!r}.")
+    if isinstance(data, ConfusionMatrix):
+        rows = {}
+        for name, (tp, fn, fp, tn) in zip(data.classifiers, data.counts, strict=True):
+            tpr, tnr = stats.beta(1 + tp, 1 + fn), stats.beta(1 + tn, 1 + fp)
+
+            def below(c: float, tpr=tpr, tnr=tnr) -> float:
+                # P(TPR + TNR - 1 < c) = int f_TPR(x) F_TNR(1 + c - x) dx
+                return integrate.quad(lambda x: tpr.pdf(x) * tnr.cdf(1 + c - x), 0, 1,
+                                      epsabs=1e-12, epsrel=1e-10, limit=200)[0]
+
+            dec = below(-rope)
+            inf_ = 1 - below(rope)
+            rows[name] = (inf_, dec, max(0.0, 1 - inf_ - dec))
+        out = pd.DataFrame.from_dict(
+            rows, orient="index", columns=["r_informative", "r_deceptive", "p_uninformative"])
+        out.index.name = "classifier"
+        return out
+    da = metric_draws(data, "bm", group=group)
+    units = units_of(da)
+    x = flat(da, units).reshape(-1, da.sizes["chain"] * da.sizes["draw"])
+    index = da.isel(chain=0, draw=0, drop=True).to_series().index
+    return pd.DataFrame({"r_informative": (x > rope).mean(-1),
+                         "r_deceptive": (x < -rope).mean(-1),
+                         "p_uninformative": (np.abs(x) <= rope).mean(-1)}, index=index)

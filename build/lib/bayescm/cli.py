@@ -1,0 +1,307 @@
+"""The ``bayescm`` command.
+
+``bayescm summarize --tp 26 --fn 0 --fp 2 --tn 6`` prints every metric's posterior
+(``--json`` for machine-readable output); ``bayescm demo`` runs the main job on the
+built-in literature collection and writes its results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def _prior_arg(text: str) -> tuple[str, str]:
+    name, sep, spec = text.partition("=")
+    if not sep or not name or not spec:
+        raise argparse.ArgumentTypeError(
+            f"--prior takes NAME=SPEC such as tpr=beta:20,4 (got {text!r})."
+        )
+    return name.strip(), spec.strip()
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bayescm",
+        description="How good is this classifier, really, and how sure can we be?",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("summarize", help="posterior of every metric of one confusion matrix")
+    for cell in ("tp", "fn", "fp", "tn"):
+        s.add_argument(f"--{cell}", type=float, required=True, help=f"count of {cell}")
+    s.add_argument("--model", choices=["three_beta", "dirichlet_multinomial"],
+                   default="three_beta")
+    s.add_argument("--sampler", choices=["exact", "nuts"], default="exact",
+                   help="exact conjugate draws (default) or NUTS")
+    s.add_argument("--prior", type=_prior_arg, action="append", default=[],
+                   metavar="NAME=SPEC", help="e.g. tpr=beta:20,4 (repeatable)")
+    s.add_argument("--prevalence", type=float, default=None,
+                   help="fixed prevalence of a designed test set")
+    s.add_argument("--metrics", default=None, help="comma-separated metric keys (default all)")
+    s.add_argument("--hdi-prob", type=float, default=0.95)
+    s.add_argument("--draws", type=int, default=4000)
+    s.add_argument("--chains", type=int, default=4)
+    s.add_argument("--seed", type=int, default=None)
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
+    u = sub.add_parser("unlabeled", help="Se, Sp and prevalence from classifiers' agreement "
+                       "on unlabelled data (Hui-Walter)")
+    src = u.add_mutually_exclusive_group(required=True)
+    src.add_argument("--counts", metavar="TEXT",
+                     help="pattern counts, e.g. '++=40,+-=3,-+=7,--=100'; several "
+                          "populations separated by ';' as 'site1:++=40,...;site2:...'")
+    src.add_argument("--csv", type=Path, metavar="FILE",
+                     help="CSV of predictions: one column per classifier")
+    u.add_argument("--classifiers", default=None,
+                   help="comma-separated names (with --counts) or columns (with --csv)")
+    u.add_argument("--population-column", default=None, help="CSV column naming the population")
+    u.add_argument("--positive", default=None, help="label meaning positive in the CSV")
+    u.add_argument("--dependence", default=None, metavar="PAIRS",
+                   help="conditionally dependent pairs, e.g. 'A~B,A~C', or 'all'")
+    u.add_argument("--prior", type=_prior_arg, action="append", default=[],
+                   metavar="NAME=SPEC",
+                   help="e.g. sensitivity=beta:20,4 or sensitivity.A=beta:20,4 (repeatable)")
+    u.add_argument("--metrics", default="tpr,tnr,prevalence,acc,ppv,npv,f1,mcc")
+    u.add_argument("--hdi-prob", type=float, default=0.95)
+    u.add_argument("--draws", type=int, default=1000, help="draws per chain")
+    u.add_argument("--chains", type=int, default=4)
+    u.add_argument("--seed", type=int, default=None)
+    u.add_argument("--json", action="store_true")
+
+    d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
+    d.add_argument("--out", type=Path, default=Path("demo-output"))
+    d.add_argument("--seed", type=int, default=1)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "summarize":
+            return _summarize(args)
+        if args.command == "unlabeled":
+            return _unlabeled(args)
+        return _demo(args)
+    except (ValueError, KeyError) as err:
+        msg = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        print(f"bayescm: error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _clean(x: object) -> object:
+    if isinstance(x, float | np.floating):
+        return None if not math.isfinite(float(x)) else float(x)
+    return x
+
+
+def _summarize(args: argparse.Namespace) -> int:
+    import bayescm as bcm
+
+    cm = bcm.ConfusionMatrix(tp=args.tp, fn=args.fn, fp=args.fp, tn=args.tn)
+    priors = dict(args.prior)
+    if args.model == "three_beta":
+        model = bcm.models.three_beta(cm, priors=priors, prevalence=args.prevalence)
+    else:
+        if args.prevalence is not None:
+            raise ValueError("--prevalence applies to the three_beta model only.")
+        model = bcm.models.dirichlet_multinomial(cm, priors=priors)
+    metrics = args.metrics.split(",") if args.metrics else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", bcm.ConvergenceWarning)
+        idata = bcm.fit(model, sampler=args.sampler, draws=args.draws // args.chains,
+                        chains=args.chains, random_seed=args.seed, metrics=metrics)
+    table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob)
+    report = bcm.check_convergence(idata)
+    if args.json:
+        out = {
+            "counts": cm.to_dict(),
+            "model": args.model,
+            "sampler": args.sampler,
+            "engine": idata.attrs["engine"],
+            "priors": json.loads(idata.attrs["priors"]),
+            "hdi_prob": args.hdi_prob,
+            "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},
+                            "divergences": report.divergences, "problems": report.problems},
+            "metrics": {
+                key: {col: _clean(v) for col, v in row.items()}
+                for (_, key), row in table.iterrows()
+            },
+        }
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    labels = {k: bcm.metrics.get(k).label for k in table.index.get_level_values("metric")}
+    view = table.droplevel("classifier")
+    view.insert(0, "label", [labels[k] for k in view.index])
+    print(f"Confusion matrix: {cm.to_dict()}  (N = {int(cm.n[0])})")
+    print(f"Model {args.model}, sampler {args.sampler}, priors {idata.attrs['priors']}")
+    print(f"{args.hdi_prob:.0%} HDI; hdi_width is the metric uncertainty\n")
+    with pd.option_context("display.width", 140, "display.max_rows", 200):
+        print(view.to_string(float_format=lambda v: f"{v:.4f}"))
+    print("\n" + report.message())
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    return 0
+
+
+def _parse_counts(text: str) -> dict:
+    tables = {}
+    for i, part in enumerate(p for p in text.split(";") if p.strip()):
+        name, sep, body = part.rpartition(":")
+        name = name.strip() if sep else ("all" if ";" not in text else f"pop{i}")
+        table = {}
+        for item in body.split(","):
+            pattern, eq, value = item.partition("=")
+            if not eq:
+                raise ValueError(f"Cannot read {item!r}: write pattern=count, e.g. '+-=3'.")
+            table[pattern.strip()] = float(value)
+        tables[name] = table
+    return tables
+
+
+def _nested_priors(items: list[tuple[str, str]]) -> dict:
+    priors: dict = {}
+    for name, spec in items:
+        key, _, unit = name.partition(".")
+        if unit:
+            priors.setdefault(key, {})[unit] = spec
+        else:
+            priors[key] = spec
+    return priors
+
+
+def _unlabeled(args: argparse.Namespace) -> int:
+    import bayescm as bcm
+
+    names = args.classifiers.split(",") if args.classifiers else None
+    if args.counts:
+        tab = bcm.AgreementTable.from_counts(_parse_counts(args.counts), classifiers=names)
+    else:
+        frame = pd.read_csv(args.csv)
+        cols = names or [c for c in frame.columns if c != args.population_column]
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise ValueError(f"Columns {missing} are not in {args.csv} ({list(frame.columns)}).")
+        pop = frame[args.population_column] if args.population_column else None
+        tab = bcm.AgreementTable.from_predictions({c: frame[c].to_numpy() for c in cols},
+                                                  population=pop, positive=args.positive)
+    dependence: object = False
+    if args.dependence:
+        dependence = True if args.dependence == "all" else [
+            tuple(p.split("~")) for p in args.dependence.split(",")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = bcm.models.hui_walter(tab, priors=_nested_priors(args.prior),
+                                      conditional_dependence=dependence)
+        idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
+    metrics = args.metrics.split(",")
+    table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
+    check = bcm.posterior_predictive_check(idata)
+    report = bcm.check_convergence(idata)
+    notes = [str(w.message) for w in caught
+             if issubclass(w.category, bcm.models.IdentifiabilityWarning | bcm.ConvergenceWarning)]
+    if args.json:
+        out = {
+            "counts": {p: dict(zip(tab.patterns, map(int, row), strict=True))
+                       for p, row in zip(tab.populations, tab.counts, strict=True)},
+            "classifiers": list(tab.classifiers),
+            "priors": json.loads(idata.attrs["priors"]),
+            "hdi_prob": args.hdi_prob,
+            "identifiability": idata.attrs.get("identifiability"),
+            "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},
+                            "divergences": report.divergences},
+            "fit_check": {k: {c: _clean(v) for c, v in row.items()}
+                          for k, row in check.iterrows()},
+            "warnings": notes,
+            "metrics": {
+                pop: {clf: {key: {c: _clean(v) for c, v in table.loc[(pop, clf, key)].items()}
+                            for key in metrics}
+                      for clf in tab.classifiers}
+                for pop in tab.populations
+            },
+        }
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    print(tab)
+    print(f"\n{idata.attrs.get('identifiability', '')}\n")
+    with pd.option_context("display.width", 140, "display.max_rows", 500):
+        print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+        print("\nPosterior predictive check (chi-square discrepancy):")
+        print(check.to_string(float_format=lambda v: f"{v:.3f}"))
+    print("\n" + report.message())
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import arviz as az
+    import matplotlib.pyplot as plt
+
+    import bayescm as bcm
+    from bayescm import datasets
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    table = datasets.totsch_literature_table()
+    cms = datasets.totsch_literature()
+    print("bayescm demo: 24 published classifiers (Tötsch & Hoffmann 2021, Table S1)\n")
+    idata = bcm.fit(bcm.models.three_beta(cms), random_seed=args.seed)
+    summ = bcm.summary(idata)
+    summ.to_csv(out / "literature_summary.csv")
+    idata.to_netcdf(out / "literature_posterior.nc")
+    # exact, by quadrature over the Beta posteriors of TPR and TNR
+    p_deceptive = bcm.analysis.deception(cms)["r_deceptive"]
+    rows = []
+    for name in cms.classifiers:
+        s = summ.loc[name]
+        rows.append({
+            "classifier": name, "N": int(table.loc[name, "n"]),
+            "TPR": f"{s.loc['tpr', 'plug_in']:.2f} [{s.loc['tpr', 'hdi_lower']:.2f}, "
+                   f"{s.loc['tpr', 'hdi_upper']:.2f}]",
+            "TNR": f"{s.loc['tnr', 'plug_in']:.2f} [{s.loc['tnr', 'hdi_lower']:.2f}, "
+                   f"{s.loc['tnr', 'hdi_upper']:.2f}]",
+            "MU(tpr)": round(float(s.loc["tpr", "hdi_width"]), 2),
+            "MU(tnr)": round(float(s.loc["tnr", "hdi_width"]), 2),
+            "P(worse than guessing)": f"{p_deceptive[name]:.1%}",
+        })
+    report = pd.DataFrame(rows).set_index("classifier")
+    report.to_csv(out / "literature_report.csv")
+    with pd.option_context("display.width", 140):
+        print("Plug-in value [95% HDI], metric uncertainty MU = HDI width, and the posterior")
+        print("probability that informedness BM = TPR + TNR - 1 is negative (exact):\n")
+        print(report.to_string())
+    print("\n" + bcm.check_convergence(idata).message())
+
+    cocaine = summ.loc["7a"]
+    print(
+        "\nCocaine purity classifier 7a (tp=26, fn=0, fp=2, tn=6): reported as TPR 100%, "
+        f"TNR 75%;\nhonestly TPR {cocaine.loc['tpr', 'hdi_lower']:.0%}-"
+        f"{cocaine.loc['tpr', 'hdi_upper']:.0%}, TNR {cocaine.loc['tnr', 'hdi_lower']:.0%}-"
+        f"{cocaine.loc['tnr', 'hdi_upper']:.0%} (95% HDI)."
+    )
+    axes = az.plot_forest(idata, var_names=["bm"], combined=True, hdi_prob=0.95,
+                          figsize=(6, 8))
+    axes[0].axvline(0, color="grey", lw=1, ls="--")
+    axes[0].set_title("Informedness (BM) of 24 published classifiers, 95% HDI")
+    plt.savefig(out / "literature_bm_forest.png", dpi=100, bbox_inches="tight")
+    plt.close("all")
+    print(f"\nWrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}/")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

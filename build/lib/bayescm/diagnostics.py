@@ -1,0 +1,179 @@
+"""Vectorised R-hat and ESS: ArviZ's estimators for thousands of series at once.
+
+``arviz.rhat`` and ``arviz.ess`` loop over scalars in Python, which costs about
+five seconds for the 3,000 rates of a 1,000-matrix batch.  These functions compute
+the *same* estimators (rank-normalised split R-hat, the maximum of bulk and folded
+versions; bulk ESS on rank-normalised split chains; tail ESS as the minimum of the
+ESS of the 5% and 95% quantile indicators; Geyer's initial monotone sequence) on
+all series in one pass of array operations.  The test suite checks them against
+ArviZ to floating-point precision.
+
+Reference: Vehtari, Gelman, Simpson, Carpenter & Bürkner, "Rank-normalization,
+folding, and localization: an improved R-hat for assessing convergence of MCMC",
+Bayesian Analysis (2021).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import fft, special, stats
+
+
+def _split(x: np.ndarray) -> np.ndarray:
+    """(S, C, N) -> (S, 2C, N // 2): first and last halves as separate chains."""
+    half = x.shape[-1] // 2
+    return np.concatenate([x[..., :half], x[..., -half:]], axis=1)
+
+
+def _ranks(flat: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis (1-based), fast when there are no ties."""
+    order = np.argsort(flat, axis=-1)
+    ranks = np.empty(flat.shape, dtype=float)
+    np.put_along_axis(ranks, order, np.arange(1.0, flat.shape[-1] + 1.0)[None, :], axis=-1)
+    sorted_ = np.take_along_axis(flat, order, axis=-1)
+    tied = (np.diff(sorted_, axis=-1) == 0).any(axis=-1)
+    if tied.any():
+        ranks[tied] = stats.rankdata(flat[tied], method="average", axis=-1)
+    return ranks
+
+
+def _z_scale(x: np.ndarray) -> np.ndarray:
+    shape = x.shape
+    flat = x.reshape(shape[0], -1)
+    u = (_ranks(flat) - 0.375) / (flat.shape[-1] + 0.25)
+    return special.ndtri(u).reshape(shape)
+
+
+def _rhat(x: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    between = n * np.var(x.mean(axis=-1), axis=-1, ddof=1)
+    within = np.var(x, axis=-1, ddof=1).mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt((between / within + n - 1) / n)
+
+
+def _invalid(x: np.ndarray) -> np.ndarray:
+    bad = ~np.isfinite(x).all(axis=(1, 2))
+    if x.shape[1] < 2 or x.shape[2] < 4:
+        bad[:] = True
+    return bad
+
+
+def rhat(x: np.ndarray, *, _z_bulk: np.ndarray | None = None) -> np.ndarray:
+    """Rank-normalised split R-hat of series ``x`` with shape ``(S, chains, draws)``.
+
+    NaN where a series is not finite, or with fewer than 2 chains or 4 draws.
+    """
+    x = np.asarray(x, dtype=float)
+    split = _split(x)
+    bulk = _rhat(_z_scale(split) if _z_bulk is None else _z_bulk)
+    centre = np.median(split.reshape(x.shape[0], -1), axis=-1)[:, None, None]
+    tail = _rhat(_z_scale(np.abs(split - centre)))
+    out = np.maximum(bulk, tail)
+    out[_invalid(x)] = np.nan
+    return out
+
+
+def _autocov(x: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    m = fft.next_fast_len(2 * n)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    f = fft.rfft(centred, n=m, axis=-1)
+    return fft.irfft(f * np.conjugate(f), n=m, axis=-1)[..., :n] / n
+
+
+def _ess(x: np.ndarray) -> np.ndarray:
+    """ESS of (S, C, N) series by Geyer's initial monotone sequence (as ArviZ)."""
+    s, c, n = x.shape
+    acov = _autocov(x)
+    mean_var = acov[..., 0].mean(axis=-1) * n / (n - 1.0)
+    var_plus = mean_var * (n - 1.0) / n
+    if c > 1:
+        var_plus = var_plus + np.var(x.mean(axis=-1), axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = 1.0 - (mean_var[:, None] - acov.mean(axis=1)) / var_plus[:, None]
+    rho[:, 0] = 1.0
+    # pairs (2j, 2j + 1) for j = 0 .. j_max, as far as Geyer's loop can reach
+    j_max = int(np.ceil((n - 2) / 2)) - 1
+    pairs = rho[:, 0 : 2 * j_max + 2 : 2] + rho[:, 1 : 2 * j_max + 2 : 2]
+    nonpos = pairs[:, 1:] <= 0
+    if nonpos.shape[1]:
+        j_last = np.where(nonpos.any(axis=1), nonpos.argmax(axis=1) + 1, j_max)
+    else:
+        j_last = np.zeros(s, dtype=int)
+    monotone = np.minimum.accumulate(pairs, axis=1)
+    keep = np.arange(pairs.shape[1])[None, :] < j_last[:, None]
+    even_last = rho[np.arange(s), 2 * j_last]
+    pair_last = pairs[np.arange(s), j_last]
+    extra = np.where((even_last > 0) | (pair_last >= 0), even_last, 0.0)
+    tau = -1.0 + 2.0 * np.sum(monotone * keep, axis=1) + extra
+    tau = np.where(pairs[:, 0] > 0, tau, 0.0)  # Geyer's loop never ran
+    total = c * n
+    tau = np.maximum(tau, 1.0 / np.log10(total))
+    ess = total / tau
+    ess[np.isnan(rho).any(axis=1)] = np.nan
+    constant = (x.max(axis=(1, 2)) - x.min(axis=(1, 2))) < np.finfo(float).resolution
+    ess[constant] = total
+    return ess
+
+
+def ess_bulk(x: np.ndarray, *, _z_bulk: np.ndarray | None = None) -> np.ndarray:
+    """Bulk ESS (rank-normalised split chains) of series ``(S, chains, draws)``."""
+    x = np.asarray(x, dtype=float)
+    out = _ess(_z_scale(_split(x)) if _z_bulk is None else _z_bulk)
+    out[~np.isfinite(x).all(axis=(1, 2))] = np.nan
+    return out
+
+
+def ess_tail(x: np.ndarray) -> np.ndarray:
+    """Tail ESS: the smaller ESS of the 5% and 95% quantile indicators."""
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(x.shape[0], -1)
+    q = np.quantile(flat, [0.05, 0.95], axis=-1)
+    low = _ess(_split((x <= q[0][:, None, None]).astype(float)))
+    high = _ess(_split((x <= q[1][:, None, None]).astype(float)))
+    out = np.minimum(low, high)
+    out[~np.isfinite(x).all(axis=(1, 2))] = np.nan
+    return out
+
+
+def summary_table(posterior: xr.Dataset) -> pd.DataFrame:
+    """R-hat, bulk and tail ESS of every scalar of every variable.
+
+    Returns a DataFrame indexed by labels like ``tpr[cm0]``.
+    """
+    labels: list[str] = []
+    blocks: list[np.ndarray] = []
+    for name, da in posterior.data_vars.items():
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.transpose(*other, "chain", "draw").values
+        series = arr.reshape(-1, da.sizes["chain"], da.sizes["draw"])
+        blocks.append(series)
+        if other:
+            idx = pd.MultiIndex.from_product([da[d].values for d in other]) if len(other) > 1 \
+                else [(v,) for v in da[other[0]].values]
+            labels += [f"{name}[{', '.join(map(str, i))}]" for i in idx]
+        else:
+            labels.append(str(name))
+    x = np.concatenate(blocks, axis=0)
+    return pd.DataFrame(_diagnose(x), index=pd.Index(labels, name="quantity"))
+
+
+def _diagnose_chunk(x: np.ndarray) -> np.ndarray:
+    z_bulk = _z_scale(_split(x))  # shared by R-hat and bulk ESS
+    return np.stack([rhat(x, _z_bulk=z_bulk), ess_bulk(x, _z_bulk=z_bulk), ess_tail(x)], -1)
+
+
+def _diagnose(x: np.ndarray, workers: int = 2) -> dict[str, np.ndarray]:
+    # Sorting and FFTs release the GIL, so chunks of series run in parallel.
+    chunks = np.array_split(x, max(1, min(workers * 4, x.shape[0] // 64)), axis=0)
+    if len(chunks) > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            out = np.concatenate(list(pool.map(_diagnose_chunk, chunks)), axis=0)
+    else:
+        out = _diagnose_chunk(x)
+    return {"r_hat": out[:, 0], "ess_bulk": out[:, 1], "ess_tail": out[:, 2]}

@@ -1,0 +1,115 @@
+"""From raw draws to labelled groups: posterior completion, prior and predictive draws.
+
+``fit`` hands the sampler's arrays to :func:`complete` (named dims from the model,
+then the family's derived quantities such as ``theta``), draws the prior with
+:func:`prior_draws`, and replicated data with :func:`predictive`.  What is specific
+to a family comes from its :class:`~bayescm.models.Family`; this module names none.
+All of it is NumPy: no compilation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+
+from bayescm import metrics as metric_registry
+from bayescm.data import CELLS
+from bayescm.models.family import Conjugate, Family, ModelSpec, default_predictive
+from bayescm.stats import SAMPLE_DIMS, multinomial
+
+__all__ = ["METRIC_DTYPE", "complete", "multinomial", "observed", "predictive", "prior_draws",
+           "with_metrics"]
+
+# Metric draws are stored in float32: seven significant digits, far below any Monte
+# Carlo error, at half the memory of float64 (a 1,000-matrix batch holds 33 metrics x
+# 4,000 draws per matrix).  Parameters and theta stay float64.
+METRIC_DTYPE = np.float32
+
+
+def coords_of(model: pm.Model) -> dict[str, list]:
+    return {k: list(v) for k, v in model.coords.items() if v is not None}
+
+
+def complete(values: dict[str, np.ndarray], model: pm.Model, family: Family | None,
+             spec: ModelSpec | None, conjugate: Conjugate | None = None) -> xr.Dataset:
+    """Dataset with the model's dims and coords, plus the family's derived quantities."""
+    coords = coords_of(model)
+    chains, draws = next(iter(values.values())).shape[:2]
+    data = {}
+    for name, arr in values.items():
+        dims = model.named_vars_to_dims.get(name) if name in model.named_vars else None
+        if dims is None or len(dims) != arr.ndim - 2:
+            dims = tuple(f"{name}_dim_{i}" for i in range(arr.ndim - 2))
+        data[name] = xr.DataArray(arr, dims=(*SAMPLE_DIMS, *dims))
+    used = {d for da in data.values() for d in da.dims}
+    ds = xr.Dataset(data, coords={"chain": np.arange(chains), "draw": np.arange(draws),
+                                  **{d: v for d, v in coords.items() if d in used}})
+    if family is not None:
+        ds = family.complete(ds, spec, conjugate)
+    if "cell" in ds.dims and "cell" not in ds.coords:
+        ds = ds.assign_coords(cell=list(CELLS))
+    return ds
+
+
+def with_metrics(ds: xr.Dataset, keys: Sequence[str]) -> xr.Dataset:
+    """Add every requested metric computed from ``theta`` (the metric's posterior)."""
+    if "theta" not in ds or "cell" not in ds["theta"].dims:
+        return ds
+    new = [k for k in keys if k not in ds]
+    if not new:
+        return ds
+    return ds.merge(metric_registry.compute(ds["theta"], new, dtype=METRIC_DTYPE))
+
+
+def observed(model: pm.Model) -> xr.DataArray | None:
+    """The observed counts with their dims, if the model has ``counts_data``."""
+    if "counts_data" not in model.named_vars:
+        return None
+    dims = model.named_vars_to_dims.get("counts_data")
+    values = np.asarray(model["counts_data"].get_value())
+    if dims is None or len(dims) != values.ndim:
+        return None
+    coords = coords_of(model)
+    return xr.DataArray(values, dims=dims, coords={d: coords[d] for d in dims if d in coords})
+
+
+def predictive(draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
+               keys: Sequence[str], family: Family | None, spec: ModelSpec | None
+               ) -> xr.Dataset | None:
+    """Data sets a repetition of the study with ``n`` cases would observe.
+
+    The family says how a repetition is drawn (labelled models give confusion
+    matrices and their plug-in metrics; with a fixed (designed) prevalence the class
+    sizes stay fixed; latent-class models give agreement tables per population).
+    """
+    out = (family.predictive(draws, n, rng, spec) if family is not None
+           else default_predictive(draws, n, rng))
+    if out is None:
+        return None
+    da, what, metric_ok = out
+    ds = xr.Dataset({"counts": da})
+    if keys and metric_ok:
+        ds = ds.merge(metric_registry.compute(da, keys, dtype=METRIC_DTYPE))
+    unit = n.dims[0]
+    nn = n.values.astype(np.int64)
+    ds.attrs["n"] = json.dumps(dict(zip(map(str, n[unit].values), nn.tolist(), strict=True)))
+    ds.attrs["meaning"] = (
+        f"{what} that a repetition of the study with n cases would observe; not the "
+        "posterior of the metrics"
+    )
+    return ds
+
+
+def prior_draws(model: pm.Model, family: Family | None, spec: ModelSpec | None, draws: int,
+                chains: int, rng: np.random.Generator) -> xr.Dataset | None:
+    """I.i.d. draws from the prior of an unmodified family model (None if it has none)."""
+    if family is None:
+        return None
+    values = family.prior_draws(model, spec, (chains, draws), rng)
+    if values is None:
+        return None
+    return complete(values, model, family, spec)

@@ -1,0 +1,150 @@
+"""NUTS engines behind ``fit``: bayescm's compiled kernels on nutpie, nutpie, PyMC.
+
+This is the one module that talks to nutpie and ``pm.sample``.
+
+* :func:`sample_kernel` runs nutpie's NUTS on a family's compiled density
+  (:class:`~bayescm.models.Kernel`).  nutpie has no public constructor for a model
+  given as numba C callbacks, so this goes through its ``CompiledPyMCModel``
+  dataclass, whose fields are checked first (:func:`kernel_supported`): with a
+  nutpie whose fields differ, ``fit`` falls back to ``engine="nutpie"`` with a
+  one-line notice instead of failing.
+* :func:`sample_nutpie` lets nutpie compile the PyMC model itself (cached by model
+  structure, so new counts or priors reuse the compiled model via ``with_data``).
+* :func:`sample_pymc` is plain ``pm.sample``.
+
+Each returns ``(draws, sample_stats)``: arrays ``(chain, draw, *shape)`` by name
+and a Dataset of per-draw statistics with ``diverging``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from bayescm.models.family import Kernel
+
+__all__ = ["EngineNotice", "kernel_supported", "sample_kernel", "sample_nutpie", "sample_pymc"]
+
+# The CompiledPyMCModel fields bayescm fills in (nutpie 0.15 and 0.16).
+_KERNEL_FIELDS = frozenset({
+    "dims", "compiled_logp_func", "compiled_expand_func", "initial_point_func", "shared_data",
+    "user_data", "n_expanded", "shape_info", "logp_func", "expand_func", "_n_dim", "_shapes",
+    "_coords",
+})
+_NUTPIE_CACHE: dict[Any, Any] = {}
+_NUTPIE_BY_MODEL: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+class EngineNotice(UserWarning):
+    """The requested engine could not be used; another one ran (said in one line)."""
+
+
+def kernel_supported() -> bool:
+    """True when the installed nutpie accepts bayescm's compiled kernels."""
+    try:
+        from nutpie.compile_pymc import CompiledPyMCModel
+    except ImportError:
+        return False
+    if not dataclasses.is_dataclass(CompiledPyMCModel):
+        return False
+    fields = dataclasses.fields(CompiledPyMCModel)
+    required = {f.name for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return required == _KERNEL_FIELDS
+
+
+def _nuts_kwargs(target_accept: float | None) -> dict[str, Any]:
+    return {} if target_accept is None else {"target_accept": target_accept}
+
+
+def sample_kernel(kernel: Kernel, *, draws: int, tune: int, chains: int, seed: int,
+                  progressbar: bool, target_accept: float | None
+                  ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
+    """nutpie's NUTS on a compiled density."""
+    import nutpie
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    user_data = np.ascontiguousarray(kernel.user_data, dtype=float)
+    shapes = [tuple(s) for s in kernel.shapes]
+    names = list(kernel.var_names)
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    slices = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(sizes)]
+    n_dim = int(kernel.n_dim)
+
+    def initial_point(seed: Any) -> np.ndarray:
+        # PyMC's default: jitter uniformly in (-1, 1) around 0 on the unconstrained scale.
+        return np.random.default_rng(seed).uniform(-1.0, 1.0, n_dim)
+
+    compiled = CompiledPyMCModel(
+        compiled_logp_func=kernel.module.logp, compiled_expand_func=kernel.module.expand,
+        initial_point_func=initial_point, shared_data={}, user_data=user_data,
+        n_expanded=int(sizes[-1]), shape_info=(names, slices, shapes), logp_func=None,
+        expand_func=None, _n_dim=n_dim, _shapes=dict(zip(names, shapes, strict=True)),
+        _coords={}, dims={},
+    )
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                          progress_bar=progressbar, **_nuts_kwargs(target_accept))
+    out = {name: trace.posterior[name].values.reshape(chains, draws, *shape)
+           for name, shape in zip(names, shapes, strict=True)}
+    return out, _stats(trace.sample_stats)
+
+
+def _compiled_nutpie(model: Any, key: Any) -> Any:
+    """nutpie's compilation of ``model``, reusing one of the same structure."""
+    import nutpie
+
+    compiled = _NUTPIE_CACHE.get(key) if key is not None else _NUTPIE_BY_MODEL.get(model)
+    if compiled is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = nutpie.compile_pymc_model(model)
+        if key is not None:
+            _NUTPIE_CACHE[key] = compiled
+        else:
+            _NUTPIE_BY_MODEL[model] = compiled
+        return compiled
+    # counts and prior parameters are data of the compiled model: no recompilation
+    return compiled.with_data(**{v.name: np.asarray(v.get_value()) for v in model.data_vars})
+
+
+def sample_nutpie(model: Any, *, structure: Any, draws: int, tune: int, chains: int,
+                  seed: int, progressbar: bool, target_accept: float | None
+                  ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
+    """nutpie's own compilation of the PyMC model (cached by ``structure`` when given)."""
+    import nutpie
+
+    compiled = _compiled_nutpie(model, structure)
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                          progress_bar=progressbar, **_nuts_kwargs(target_accept))
+    return _arrays(trace.posterior), _stats(trace.sample_stats)
+
+
+def sample_pymc(model: Any, *, draws: int, tune: int, chains: int, seed: int,
+                progressbar: bool, target_accept: float | None
+                ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
+    """Plain ``pm.sample`` (its own convergence checks off: fit runs bayescm's)."""
+    import pymc as pm
+
+    with model, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning, module="pymc")
+        trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False,
+                          **_nuts_kwargs(target_accept))
+    return _arrays(trace.posterior), _stats(trace.sample_stats)
+
+
+def _arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:
+    return {k: v.values for k, v in posterior.data_vars.items()}
+
+
+def _stats(stats: xr.Dataset) -> xr.Dataset:
+    stats = stats.copy()
+    if "diverging" not in stats and "divergences" in stats:
+        stats = stats.rename({"divergences": "diverging"})
+    return stats.drop_vars([v for v in stats.data_vars if stats[v].ndim > 2])

@@ -1,0 +1,96 @@
+"""The one place that constructs, inspects and writes ``arviz.InferenceData``.
+
+ArviZ is imported when a result is made or read, not on import.  Every other
+module builds its result through :func:`make` and reads groups with
+:func:`group` / :func:`has_group`, so the move to ArviZ 1.x (where PyMC 6
+returns an ``xarray.DataTree``) is a change of this file alone.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import xarray as xr
+
+if TYPE_CHECKING:
+    import arviz as az
+
+__all__ = [
+    "attrs",
+    "group",
+    "group_names",
+    "has_group",
+    "is_inference_data",
+    "make",
+    "read",
+    "require",
+    "write",
+]
+
+def make(groups: Mapping[str, xr.Dataset], attrs: Mapping[str, Any] | None = None
+         ) -> az.InferenceData:
+    """An InferenceData of ``groups`` (name -> Dataset) with top-level ``attrs``."""
+    import arviz as az  # ArviZ is imported only when a result is made
+
+    idata = az.InferenceData(**dict(groups))
+    if attrs:
+        idata.attrs.update(attrs)
+    return idata
+
+
+def is_inference_data(obj: object) -> bool:
+    """True for the result type of :func:`bayescm.fit`."""
+    # Without ArviZ imported nothing can be an InferenceData: no need to import it.
+    az = sys.modules.get("arviz")
+    return az is not None and isinstance(obj, az.InferenceData)
+
+
+def require(obj: object, what: str = "data") -> az.InferenceData:
+    """``obj`` if it is an InferenceData, else a TypeError saying what was expected."""
+    if not is_inference_data(obj):
+        raise TypeError(
+            f"{what} must be an arviz.InferenceData from bayescm.fit, got {type(obj).__name__}."
+        )
+    return obj  # type: ignore[return-value]
+
+
+def group_names(idata: az.InferenceData) -> list[str]:
+    """The names of the groups present."""
+    return list(idata.groups())
+
+
+def has_group(idata: az.InferenceData, name: str) -> bool:
+    return name in idata.groups()
+
+
+def group(idata: az.InferenceData, name: str) -> xr.Dataset:
+    """Group ``name`` as an ``xarray.Dataset``; a KeyError naming the groups there are."""
+    if name not in idata.groups():
+        raise KeyError(f"InferenceData has no group {name!r} (groups: {idata.groups()}).")
+    return idata[name]
+
+
+def attrs(idata: az.InferenceData) -> dict[str, Any]:
+    """The top-level attributes (a live mapping: updates are kept)."""
+    return idata.attrs
+
+
+def write(idata: az.InferenceData, path: str | Path) -> Path:
+    """Write ``idata`` to NetCDF at ``path``."""
+    path = Path(path)
+    idata.to_netcdf(str(path))
+    return path
+
+
+def read(path: str | Path) -> az.InferenceData:
+    """Read an InferenceData from NetCDF, fully into memory (the file is closed)."""
+    import arviz as az
+
+    idata = az.from_netcdf(str(path))
+    # Load every group so that the file is not held open (Windows, rewrites).
+    for name in idata.groups():
+        idata[name].load()
+    return idata

@@ -1,0 +1,52 @@
+"""Model builders: plain functions returning unsampled ``pm.Model`` objects.
+
+Each family is one unit (:mod:`bayescm.models.family`): its builder, and what
+``fit``, the draws, the exact sampler, the JAGS runner and ``rebuild`` need to know
+about it, registered once with :func:`register_family`.
+"""
+
+from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    JagsTwin,
+    Kernel,
+    ModelSpec,
+    attach,
+    families,
+    family_of,
+    get_family,
+    is_unmodified,
+    register_family,
+    spec_of,
+)
+from bayescm.models.folds import folds
+from bayescm.models.hui_walter import (
+    IdentifiabilityError,
+    IdentifiabilityWarning,
+    check_identifiability,
+    hui_walter,
+)
+from bayescm.models.three_beta import three_beta
+
+__all__ = [
+    "Conjugate",
+    "Family",
+    "IdentifiabilityError",
+    "IdentifiabilityWarning",
+    "JagsTwin",
+    "Kernel",
+    "ModelSpec",
+    "attach",
+    "check_identifiability",
+    "dirichlet_multinomial",
+    "families",
+    "family_of",
+    "folds",
+    "get_family",
+    "hui_walter",
+    "is_unmodified",
+    "register_family",
+    "spec_of",
+    "three_beta",
+]

@@ -1,0 +1,116 @@
+r"""Caelen's Dirichlet-multinomial model of a confusion matrix.
+
+.. math::
+
+    \theta \sim \mathrm{Dirichlet}(\alpha),\qquad
+    (tp, fn, fp, tn) \sim \mathrm{Multinomial}(N, \theta)
+
+The math, priors and references are in ``models/dirichlet_multinomial/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._spec import (
+    as_confusion_matrix,
+    check_proper,
+    conjugate_kernel,
+    data_value,
+    decode_confusion,
+    encode_confusion,
+)
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
+from bayescm.priors import Dirichlet
+from bayescm.priors import resolve as resolve_priors
+
+
+def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
+    r"""Build Caelen's Dirichlet-multinomial model for one or many confusion matrices.
+
+    Parameters
+    ----------
+    cm
+        A :class:`bayescm.ConfusionMatrix` (one matrix or a batch along dim
+        ``classifier``).
+    priors
+        ``{"theta": bayescm.priors.Dirichlet((a_tp, a_fn, a_fp, a_tn))}`` for all
+        classifiers or ``{"theta": {classifier: Dirichlet(...)}}``; default
+        Dirichlet(1, 1, 1, 1).  Concentrations are in cell order tp, fn, fp, tn.
+
+    Returns
+    -------
+    pymc.Model
+        Unsampled: free ``theta`` (dims ``classifier, cell``), observed ``counts``;
+        pm.Data ``theta_alpha`` and ``counts_data``.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> model = bcm.models.dirichlet_multinomial(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6))
+    >>> [v.name for v in model.free_RVs]
+    ['theta']
+    """
+    cm = as_confusion_matrix(cm)
+    resolved = resolve_priors("dirichlet_multinomial", priors, cm.classifiers)
+    check_proper("theta", resolved["theta"], cm.counts, cm.classifiers, CELLS)
+    coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
+    dims = ("classifier", "cell")
+    with pm.Model(coords=coords) as model:
+        counts = pm.Data("counts_data", cm.counts, dims=dims)
+        alpha = pm.Data("theta_alpha", np.array([p.alpha for p in resolved["theta"]]), dims=dims)
+        if all(p.proper for p in resolved["theta"]):
+            theta = pm.Dirichlet("theta", a=alpha, dims=dims)
+        else:
+            theta = pm.Dirichlet("theta", a=pt.ones_like(alpha), dims=dims)
+            pm.Potential("theta_prior", pt.sum((alpha - 1) * pt.log(theta)))
+        pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts, dims=dims)
+    return attach(model, ModelSpec("dirichlet_multinomial", cm, resolved))
+
+
+class DirichletMultinomial(Family):
+    r"""Caelen's family: :math:`\theta \mid D \sim \mathrm{Dirichlet}(\alpha + \text{counts})`."""
+
+    name = "dirichlet_multinomial"
+    default_priors: ClassVar[dict[str, Any]] = {"theta": Dirichlet((1, 1, 1, 1))}
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["theta"]
+
+    def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
+        alpha = data_value(model, "theta_alpha") + data_value(model, "counts_data")
+        return Conjugate(dirichlets={"theta": alpha.astype(float)})
+
+    def kernel(self, model: pm.Model, spec: ModelSpec,
+               conjugate: Conjugate | None = None) -> Kernel:
+        return conjugate_kernel(conjugate or self.conjugate(model, spec))
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+        alpha = data_value(model, "theta_alpha")
+        if np.any(alpha <= 0):
+            return None  # an improper prior has no draws
+        g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
+        return {"theta": g / g.sum(axis=-1, keepdims=True)}
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(DirichletMultinomial(dirichlet_multinomial))

@@ -1,0 +1,221 @@
+r"""Tötsch & Hoffmann's three-Beta model of a confusion matrix.
+
+.. math::
+
+    \phi \sim \mathrm{Beta}(a_\phi, b_\phi),\quad
+    \mathrm{TPR} \sim \mathrm{Beta}(a_+, b_+),\quad
+    \mathrm{TNR} \sim \mathrm{Beta}(a_-, b_-)
+
+    \theta = \bigl(\mathrm{TPR}\,\phi,\ (1-\mathrm{TPR})\,\phi,\
+             (1-\mathrm{TNR})(1-\phi),\ \mathrm{TNR}(1-\phi)\bigr)
+             \quad\text{over cells } (tp, fn, fp, tn)
+
+    (tp, fn, fp, tn) \sim \mathrm{Multinomial}(N, \theta)
+
+The math, priors and references are in ``models/three_beta/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._spec import (
+    as_confusion_matrix,
+    beta_prior_draws,
+    check_proper,
+    conjugate_kernel,
+    data_value,
+    decode_confusion,
+    encode_confusion,
+    rate,
+    theta_from_rates,
+)
+from bayescm.models.family import (
+    Conjugate,
+    Family,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
+from bayescm.priors import Beta, PriorError
+from bayescm.priors import resolve as resolve_priors
+from bayescm.stats import SAMPLE_DIMS
+
+RATES = ("prevalence", "tpr", "tnr")
+# The counts that update each rate's Beta (successes, failures), by cell name.
+UPDATES = {"prevalence": (("tp", "fn"), ("fp", "tn")), "tpr": (("tp",), ("fn",)),
+           "tnr": (("tn",), ("fp",))}
+
+
+def three_beta(
+    cm: Any, *, priors: Mapping[str, Any] | None = None, prevalence: float | None = None
+) -> pm.Model:
+    r"""Build Tötsch's three-Beta model for one or many confusion matrices.
+
+    Parameters
+    ----------
+    cm
+        A :class:`bayescm.ConfusionMatrix` (one matrix or a batch along dim
+        ``classifier``), or a dict of cells / DataFrame accepted by it.
+    priors
+        Overrides of the default priors by name: ``"prevalence"``, ``"tpr"``,
+        ``"tnr"``.  Each value is a :class:`bayescm.priors.Beta` (or
+        ``"beta:a,b"``) for all classifiers, or a mapping ``classifier -> prior``.
+        Defaults: Beta(1, 1) each (:func:`bayescm.priors.defaults`).
+    prevalence
+        A number in (0, 1) fixes the prevalence of a designed test set (known class
+        balance); then only tpr and tnr are inferred.
+
+    Returns
+    -------
+    pymc.Model
+        Unsampled.  Free variables ``prevalence``, ``tpr``, ``tnr`` (dim
+        ``classifier``), deterministic ``theta`` (dims ``classifier, cell``),
+        observed ``counts``; prior parameters and counts are ``pm.Data``
+        (``tpr_alpha``, ``tpr_beta``, ..., ``counts_data``).
+
+    Raises
+    ------
+    bayescm.priors.PriorError
+        For unknown prior names or a prior (e.g. Haldane's Beta(0, 0)) whose
+        posterior would be improper with these counts.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> model = bcm.models.three_beta(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6))
+    >>> sorted(v.name for v in model.free_RVs)
+    ['prevalence', 'tnr', 'tpr']
+    """
+    cm = as_confusion_matrix(cm)
+    fixed = None
+    if prevalence is not None:
+        fixed = float(prevalence)
+        if not 0 < fixed < 1:
+            raise ValueError(f"prevalence must lie strictly between 0 and 1, got {prevalence}.")
+        if priors and "prevalence" in priors:
+            raise PriorError("A fixed prevalence takes no prior: drop priors['prevalence'].")
+    resolved = resolve_priors("three_beta", priors, cm.classifiers)
+    if fixed is not None:
+        del resolved["prevalence"]
+    for name, per in resolved.items():
+        succ, fail = UPDATES[name]
+        counts = np.stack([sum(cm.cell(c) for c in succ), sum(cm.cell(c) for c in fail)], -1)
+        check_proper(name, per, counts, cm.classifiers, [" + ".join(succ), " + ".join(fail)])
+
+    coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
+    with pm.Model(coords=coords) as model:
+        counts = pm.Data("counts_data", cm.counts, dims=("classifier", "cell"))
+        if fixed is None:
+            phi = rate("prevalence", resolved["prevalence"], "classifier")
+        else:
+            phi = pm.Data("prevalence", np.full(len(cm), fixed), dims="classifier")
+        tpr = rate("tpr", resolved["tpr"], "classifier")
+        tnr = rate("tnr", resolved["tnr"], "classifier")
+        theta = pm.Deterministic(
+            "theta",
+            pt.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)], -1),
+            dims=("classifier", "cell"),
+        )
+        pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts,
+                       dims=("classifier", "cell"))
+    return attach(model, ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed}))
+
+
+class ThreeBeta(Family):
+    r"""The three-Beta family: independent Beta posteriors of prevalence, TPR and TNR.
+
+    With Beta priors the multinomial likelihood factorises into
+    Binomial(N, φ) for the positives, Binomial(P, TPR) for tp and Binomial(N − P,
+    TNR) for tn, so
+
+    .. math::
+
+        \phi \mid D \sim \mathrm{Beta}(a_\phi + tp + fn,\ b_\phi + fp + tn),\quad
+        \mathrm{TPR} \mid D \sim \mathrm{Beta}(a_+ + tp,\ b_+ + fn),\quad
+        \mathrm{TNR} \mid D \sim \mathrm{Beta}(a_- + tn,\ b_- + fp)
+
+    independently.  Parameters are read from the model's ``pm.Data``, so a model
+    updated with ``pm.set_data`` is honoured.
+    """
+
+    name = "three_beta"
+    default_priors: ClassVar[dict[str, Any]] = {
+        "prevalence": Beta(1, 1), "tpr": Beta(1, 1), "tnr": Beta(1, 1)}
+
+    @staticmethod
+    def _fixed(spec: ModelSpec) -> float | None:
+        return spec.options.get("prevalence")
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        return ["tpr", "tnr"] + ([] if self._fixed(spec) is not None else ["prevalence"])
+
+    def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
+        counts = data_value(model, "counts_data").astype(float)
+        cell = {c: counts[:, i] for i, c in enumerate(CELLS)}
+        betas, fixed = {}, {}
+        for name in RATES:
+            if name == "prevalence" and self._fixed(spec) is not None:
+                fixed[name] = data_value(model, "prevalence").astype(float)
+                continue
+            succ, fail = UPDATES[name]
+            a = data_value(model, f"{name}_alpha") + sum(cell[c] for c in succ)
+            b = data_value(model, f"{name}_beta") + sum(cell[c] for c in fail)
+            betas[name] = (a, b)
+        return Conjugate(betas=betas, fixed=fixed)
+
+    def kernel(self, model: pm.Model, spec: ModelSpec,
+               conjugate: Conjugate | None = None) -> Kernel:
+        return conjugate_kernel(conjugate or self.conjugate(model, spec))
+
+    def complete(self, ds: xr.Dataset, spec: ModelSpec,
+                 conjugate: Conjugate | None = None) -> xr.Dataset:
+        if "prevalence" not in ds:
+            value = (conjugate.fixed["prevalence"] if conjugate is not None
+                     and "prevalence" in conjugate.fixed else self._fixed(spec))
+            ds["prevalence"] = xr.DataArray(np.broadcast_to(value, ds["tpr"].shape).copy(),
+                                            dims=ds["tpr"].dims)
+        ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"], ("classifier",))
+        return ds
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+        return beta_prior_draws(model, list(spec.priors), size, rng)
+
+    def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
+                   spec: ModelSpec | None):
+        # Multinomial(N, theta) as its chain of binomials: class sizes first (unless
+        # the design fixed them), then the correct calls within each class.
+        nn = n.values.astype(np.int64)
+        phi = draws["prevalence"].transpose(*SAMPLE_DIMS, "classifier").values
+        if spec is not None and self._fixed(spec) is not None:
+            pos = np.broadcast_to(np.rint(phi[0, 0] * nn).astype(np.int64), phi.shape)
+        else:
+            pos = rng.binomial(nn, phi)
+        tp = rng.binomial(pos, draws["tpr"].transpose(*SAMPLE_DIMS, "classifier").values)
+        tn = rng.binomial(nn - pos, draws["tnr"].transpose(*SAMPLE_DIMS, "classifier").values)
+        counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
+        theta = draws["theta"].transpose(*SAMPLE_DIMS, "classifier", "cell")
+        da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
+        return da, "confusion matrices (and their plug-in metrics)", True
+
+    def attrs(self, spec: ModelSpec) -> dict[str, Any]:
+        fixed = self._fixed(spec)
+        return {} if fixed is None else {"fixed_prevalence": fixed}
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(ThreeBeta(three_beta))
