@@ -168,6 +168,16 @@ class SampleSizePlan:
         """Whether some evaluated N reaches the assurance."""
         return self.n_required is not None
 
+    def to_frame(self) -> pd.DataFrame:
+        """The assurance :attr:`curve` (one row per evaluated N) with a column
+        ``reached`` (assurance at least the required one); ``attrs`` hold the plan."""
+        frame = self.curve.copy()
+        frame["reached"] = frame["assurance"] >= self.assurance
+        frame.attrs = {**self.curve.attrs, "n_required": self.n_required,
+                       "generating": self.generating, "method": self.method,
+                       "n_sims": self.n_sims, "draws": self.draws, "n_rule": self.n_rule}
+        return frame
+
     def _lines(self) -> list[tuple[str, str]]:
         grid = self.curve.index
         if self.n_required is None:
