@@ -99,7 +99,8 @@ def test_auc_hdi_covers_the_true_auc():
 
 
 def test_bands_are_exact_beta_hdis(data, roc):
-    a, b = roc.prior
+    a, b = roc.priors["tpr"].params
+    assert roc.priors["fpr"].params == (a, b)
     for i in (50, 250):  # two interior thresholds
         for key, (hit, miss) in (("tpr", ("tp", "fn")), ("fpr", ("fp", "tn"))):
             alpha, beta = a + getattr(roc, hit)[i], b + getattr(roc, miss)[i]
@@ -167,7 +168,7 @@ def test_precision_recall(data, roc):
         point = pr.rate(key)
         ok = np.isfinite(point)
         assert np.all((b_lo[ok] <= point[ok] + 1e-12) & (point[ok] <= b_hi[ok] + 1e-12))
-    a, b = pr.prior
+    a, b = pr.priors["ppv"].params
     i = 30
     ref = beta_hdi(a + pr.tp[i], b + pr.fp[i], 0.95)
     np.testing.assert_allclose([pr.band("ppv")[0][i], pr.band("ppv")[1][i]], ref, atol=1e-6)
@@ -213,7 +214,8 @@ def test_to_frame_repr_and_options(roc):
     np.testing.assert_array_equal(c1.fp, [0, 0, 1])
     np.testing.assert_array_equal(c1.auc.values, c2.auc.values)
     assert c1.auc_point == pytest.approx(roc_auc_score(y == "ill", s))
-    jeffreys = curves.roc(s, y, positive="ill", prior=(0.5, 0.5), level=0.9, draws=500)
+    jeffreys = curves.roc(s, y, positive="ill", hdi_prob=0.9, draws=500,
+                          priors={"tpr": (0.5, 0.5), "fpr": (0.5, 0.5)})
     assert "Beta(0.5 + tp, 0.5 + fn)" in repr(jeffreys) and "90% HDI" in repr(jeffreys)
 
 
@@ -237,11 +239,11 @@ def test_bad_input_says_what_to_do():
         curves.roc(["x", "y", "z", "w"], y)
     with pytest.raises(ValueError, match="1-d"):
         curves.roc(np.ones((2, 2)), y)
-    with pytest.raises(ValueError, match="level"):
-        curves.roc(s, y, level=95)
+    with pytest.raises(ValueError, match="hdi_prob"):
+        curves.roc(s, y, hdi_prob=95)
     with pytest.raises(ValueError, match="draws"):
         curves.roc(s, y, draws=10)
     with pytest.raises(ValueError, match="prior"):
-        curves.roc(s, y, prior=(0, 1))
+        curves.roc(s, y, priors={"fpr": (0, 1)})
     with pytest.raises(ValueError, match="thresholds"):
         curves.roc(s, y, thresholds=[0.5, np.nan])

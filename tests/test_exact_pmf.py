@@ -121,7 +121,7 @@ def test_plug_in_puts_all_mass_at_n_pos_when_fn_is_zero(cocaine):
 def test_priors_are_honoured_and_recorded(cocaine):
     n = 30
     for spec in (Beta(20, 4), "beta:20,4", (20, 4)):
-        pmf = predictive_pmf(cocaine, n, 10, prior={"tpr": spec})
+        pmf = predictive_pmf(cocaine, n, 10, priors={"tpr": spec})
         np.testing.assert_allclose(
             pmf.sel(classifier="cm").sum("tn"),
             stats.betabinom.pmf(np.arange(n + 1), n, 20 + 26, 4 + 0), rtol=1e-9)
@@ -134,7 +134,7 @@ def test_priors_are_honoured_and_recorded(cocaine):
 
 
 def test_per_classifier_priors(batch):
-    pmf = predictive_pmf(batch, 12, 9, prior={"tnr": {"rare": Beta(0.5, 0.5)}})
+    pmf = predictive_pmf(batch, 12, 9, priors={"tnr": {"rare": Beta(0.5, 0.5)}})
     c = MATRICES["rare"]
     np.testing.assert_allclose(
         pmf.sel(classifier="rare").sum("tp"),
@@ -166,12 +166,12 @@ def test_whole_floats_are_accepted_as_class_sizes(cocaine):
         ((True, 5), {}, ValueError, "whole number"),
         ((0, 0), {}, ValueError, "both 0"),
         ((5, 5), {"model": "poisson"}, ValueError, "model must be one of"),
-        ((5, 5), {"model": "binomial", "prior": {"tpr": Beta(1, 1)}}, ValueError,
+        ((5, 5), {"model": "binomial", "priors": {"tpr": Beta(1, 1)}}, ValueError,
          "uses no prior"),
-        ((5, 5), {"prior": {"prevalence": Beta(1, 1)}}, PriorError, "prevalence plays no role"),
-        ((5, 5), {"prior": {"tpR": Beta(1, 1)}}, PriorError, "unknown key"),
-        ((5, 5), {"prior": "beta:1,1"}, PriorError, "must be a dict"),
-        ((5, 5), {"prior": {"tpr": "dirichlet:1,1,1,1"}}, PriorError, "must be a Beta"),
+        ((5, 5), {"priors": {"prevalence": Beta(1, 1)}}, PriorError, "prevalence plays no role"),
+        ((5, 5), {"priors": {"tpR": Beta(1, 1)}}, PriorError, "unknown key"),
+        ((5, 5), {"priors": "beta:1,1"}, PriorError, "must be a dict"),
+        ((5, 5), {"priors": {"tpr": "dirichlet:1,1,1,1"}}, PriorError, "must be a Beta"),
     ],
 )
 def test_bad_arguments_say_what_to_do(cocaine, args, kwargs, error, match):
@@ -198,7 +198,7 @@ def test_binomial_model_needs_observed_cases_of_each_predicted_class():
 def test_improper_posterior_is_refused():
     cm = bcm.ConfusionMatrix(tp=0, fn=3, fp=1, tn=4)
     with pytest.raises(PriorError, match="improper"):
-        predictive_pmf(cm, 5, 5, prior={"tpr": Beta(0, 0)})
+        predictive_pmf(cm, 5, 5, priors={"tpr": Beta(0, 0)})
 
 
 # -- metric_pmf -------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def test_agresti_coull_is_wald_on_shifted_counts():
     np.testing.assert_allclose(hi, np.clip(p_t + half, 0, 1), atol=1e-12)
     # z = 2 exactly: "add 2 successes and 4 trials" (Morais 2023) is this special case
     level_z2 = 2 * stats.norm.cdf(2.0) - 1
-    lo, hi = binomial(k, n, method="agresti_coull", level=level_z2)
+    lo, hi = binomial(k, n, method="agresti_coull", hdi_prob=level_z2)
     p4 = (k + 2) / (n + 4)
     np.testing.assert_allclose(hi, np.clip(p4 + 2 * np.sqrt(p4 * (1 - p4) / (n + 4)), 0, 1),
                                atol=1e-12)
@@ -84,7 +84,7 @@ def test_jeffreys_is_statsmodels_and_equals_bayes_equal_tailed_everywhere():
     sl, sh = proportion_confint(k, n, alpha=0.05, method="jeffreys")
     np.testing.assert_allclose(jl, sl, rtol=1e-12)
     np.testing.assert_allclose(jh, sh, rtol=1e-12)
-    el, eh = binomial(k, n, method="bayes_equal_tailed", prior=(0.5, 0.5))
+    el, eh = binomial(k, n, method="bayes_equal_tailed", priors={"rate": (0.5, 0.5)})
     # statsmodels does not apply Brown, Cai & DasGupta's convention (lower = 0 at
     # k = 0, upper = 1 at k = n): its Jeffreys interval is the plain equal-tailed
     # interval of Beta(k + 1/2, n - k + 1/2), so the two agree for *every* k
@@ -113,10 +113,10 @@ def test_bayes_hdi_is_exact_and_touches_the_boundary():
     el, eh = binomial(k, n, method="bayes_equal_tailed")
     assert np.all(hi - lo <= eh - el + 1e-12)  # the HDI is the shortest interval
     # Jeffreys prior: Beta(1/2, n + 1/2) at k = 0 is J-shaped, unbounded at 0
-    lo, hi = binomial([0, n], n, method="bayes_hdi", prior=(0.5, 0.5))
+    lo, hi = binomial([0, n], n, method="bayes_hdi", priors={"rate": (0.5, 0.5)})
     assert lo[0] == 0.0 and hi[0] == pytest.approx(stats.beta.ppf(0.95, 0.5, n + 0.5))
     assert hi[1] == 1.0 and lo[1] == pytest.approx(stats.beta.ppf(0.05, n + 0.5, 0.5))
-    lo, hi = binomial(7, 20, method="bayes_hdi", prior=(2, 3), level=0.8)
+    lo, hi = binomial(7, 20, method="bayes_hdi", priors={"rate": (2, 3)}, hdi_prob=0.8)
     ref = beta_hdi(9, 16, hdi_prob=0.8)
     assert (float(lo), float(hi)) == pytest.approx((float(ref[0]), float(ref[1])), abs=1e-12)
 
@@ -125,12 +125,12 @@ def test_bayes_hdi_is_exact_and_touches_the_boundary():
 def test_binomial_broadcasts(method):
     k = np.array([[0], [1], [2]])
     n = np.array([2, 5, 10, 20])
-    lo, hi = binomial(k, n, method=method, level=0.9, prior=(0.5, 0.5))
+    lo, hi = binomial(k, n, method=method, hdi_prob=0.9, priors={"rate": (0.5, 0.5)})
     assert lo.shape == hi.shape == (3, 4)
     for i in range(3):
         for j in range(4):
-            l1, h1 = binomial(int(k[i, 0]), int(n[j]), method=method, level=0.9,
-                              prior=(0.5, 0.5))
+            l1, h1 = binomial(int(k[i, 0]), int(n[j]), method=method, hdi_prob=0.9,
+                              priors={"rate": (0.5, 0.5)})
             assert (lo[i, j], hi[i, j]) == pytest.approx((float(l1), float(h1)), abs=1e-12)
     assert np.all((0 <= lo) & (lo <= hi) & (hi <= 1))
     lo, hi = binomial(3, 10, method=method)
@@ -151,16 +151,16 @@ def test_binomial_says_what_is_wrong():
     with pytest.raises(ValueError, match="do not broadcast"):
         binomial([1, 2], [3, 4, 5])
     for level in (0, 1, -0.5):
-        with pytest.raises(ValueError, match=r"level must lie in \(0, 1\)"):
-            binomial(1, 4, level=level)
+        with pytest.raises(ValueError, match=r"hdi_prob must lie in \(0, 1\)"):
+            binomial(1, 4, hdi_prob=level)
     with pytest.raises(ValueError, match="percentage"):
-        binomial(1, 4, level=95)
+        binomial(1, 4, hdi_prob=95)
     with pytest.raises(ValueError, match="Known methods: wald, wilson, agresti_coull"):
         binomial(1, 4, method="exact")
     with pytest.raises(ValueError, match="positive"):
-        binomial(1, 4, method="bayes_hdi", prior=(0, 1))
-    with pytest.raises(ValueError, match="prior must be"):
-        binomial(1, 4, method="bayes_hdi", prior=1)
+        binomial(1, 4, method="bayes_hdi", priors={"rate": (0, 1)})
+    with pytest.raises(ValueError, match="prior for 'rate'"):
+        binomial(1, 4, method="bayes_hdi", priors={"rate": 1})
     assert intervals.binomial(np.array([], dtype=int), 5)[0].shape == (0,)
 
 
@@ -335,13 +335,13 @@ def test_metric_interval_tpr_matches_the_exact_beta_interval(kind):
     idata = fitted("three_beta", "exact")  # i.i.d. draws from Beta(1 + tp, 1 + fn)
     table = metric_interval(idata, "tpr", kind=kind)
     assert list(table.index) == list(MATRICES) and table.index.name == "classifier"
-    assert table.attrs == {"metric": "tpr", "level": 0.95, "kind": kind}
+    assert table.attrs == {"metric": "tpr", "hdi_prob": 0.95, "kind": kind}
     n_draws = idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]
     method = "bayes_hdi" if kind == "hdi" else "bayes_equal_tailed"
     rng = np.random.default_rng(0)
     for name, cells in MATRICES.items():
         tp, fn = cells["tp"], cells["fn"]
-        exact = binomial(tp, tp + fn, method=method, prior=(1, 1))
+        exact = binomial(tp, tp + fn, method=method, priors={"rate": (1, 1)})
         reps = _replicates(1 + tp, 1 + fn, n_draws, kind, rng)
         for got, ref, rep in zip(table.loc[name, ["lower", "upper"]], exact, reps, strict=True):
             # tolerance from the Monte Carlo error of an interval from n_draws draws:
@@ -352,7 +352,7 @@ def test_metric_interval_tpr_matches_the_exact_beta_interval(kind):
 
 def test_metric_interval_uses_the_summary_hdi():
     idata = fitted("three_beta", "exact")
-    table = metric_interval(idata, "f1", level=0.9)
+    table = metric_interval(idata, "f1", hdi_prob=0.9)
     ref = bcm.summary(idata, metrics=["f1"], hdi_prob=0.9).xs("f1", level="metric")
     np.testing.assert_array_equal(table["lower"], ref["hdi_lower"])
     np.testing.assert_array_equal(table["upper"], ref["hdi_upper"])
@@ -367,5 +367,5 @@ def test_metric_interval_says_what_is_wrong():
         metric_interval(idata, "tpr", kind="central")
     with pytest.raises(KeyError, match="Unknown metric"):
         metric_interval(idata, "auc")
-    with pytest.raises(ValueError, match="level"):
-        metric_interval(idata, "tpr", level=1.5)
+    with pytest.raises(ValueError, match="hdi_prob"):
+        metric_interval(idata, "tpr", hdi_prob=1.5)
