@@ -11,7 +11,7 @@ prints one JSON line.  Reported for each engine: total wall time (compilation
 included), minimum bulk ESS over the parameters (Se, Sp of both classifiers, both
 prevalences; ArviZ), and ESS per second of total wall time.
 
-* JAGS: the ``jags`` command in a fresh process running ``models/hui_walter/model.jags``
+* JAGS: the ``jags`` command in a fresh process running ``bayescm/models/hui_walter.jags``
   (2,000 burn-in + 5,000 draws per chain); its wall time includes parsing and
   compiling the model.
 * bayescm first fit in a fresh process: time from just after ``import bayescm`` to the

@@ -68,3 +68,23 @@ def test_folds_needs_two_folds():
         bcm.models.folds(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1))
     with pytest.raises(ValueError, match="kappa_prior"):
         bcm.models.folds(simulate_folds(0, np.inf), kappa_prior=(0, 1))
+
+
+def test_folds_priors_are_passed_one_way():
+    """priors={name: prior} like every builder; kappa_prior= is a deprecated alias with the
+    same model; every accepted prior form gives the same prior data."""
+    from scipy import stats
+
+    cms = simulate_folds(0, np.inf)
+    with pytest.warns(DeprecationWarning, match="kappa_prior"):
+        old = bcm.models.folds(cms, kappa_prior=(3, 0.05))
+    gamma = bcm.priors.Gamma(3, 0.05)
+    for form in (gamma, (3, 0.05), stats.gamma(3, scale=1 / 0.05)):
+        new = bcm.models.folds(cms, priors={"tpr_kappa": form, "tnr_kappa": gamma})
+        for name in ("tpr_kappa_alpha", "tpr_kappa_beta", "tnr_kappa_alpha", "tnr_kappa_beta"):
+            assert float(new[name].get_value()) == pytest.approx(float(old[name].get_value()))
+    assert bcm.priors.defaults("folds")["tpr_kappa"] == bcm.priors.Gamma(2, 0.02)
+    with pytest.raises(bcm.PriorError, match="improper"):
+        bcm.models.folds(cms, priors={"tnr_kappa": bcm.priors.Gamma(0, 1)})
+    with pytest.raises(bcm.PriorError, match="no parameter"):
+        bcm.models.folds(cms, priors={"kappa": gamma})

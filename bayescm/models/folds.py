@@ -26,13 +26,14 @@ so ``fit`` reports every metric for ``"mean"`` (the rates :math:`\mu`) and for
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.deprecation import renamed_kwargs
 from bayescm.models._spec import (
     as_confusion_matrix,
     decode_confusion,
@@ -40,17 +41,24 @@ from bayescm.models._spec import (
     theta_from_rates,
 )
 from bayescm.models.family import Family, ModelSpec, attach, register_family
+from bayescm.priors import Beta, Gamma, PriorError
+from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
 
 UNITS = ("mean", "new fold")
 
 
-def folds(
-    cms: Any,
-    *,
-    kappa_prior: tuple[float, float] = (2.0, 0.02),
-    priors: Mapping[str, Any] | None = None,
-) -> pm.Model:
+_SCALARS = ("prevalence", "tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa")
+
+
+def _kappa_pair(value: Any) -> dict[str, Gamma]:
+    """The deprecated ``kappa_prior=(shape, rate)`` as ``priors`` entries."""
+    prior = Gamma(*(float(x) for x in value))
+    return {"tpr_kappa": prior, "tnr_kappa": prior}
+
+
+@renamed_kwargs(kappa_prior=("priors", _kappa_pair))
+def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     r"""Build the hierarchical model of k folds' confusion matrices.
 
     Parameters
@@ -58,57 +66,73 @@ def folds(
     cms
         A :class:`bayescm.ConfusionMatrix` batch, one matrix per fold (dim
         ``classifier`` holds the fold names), at least two folds.
-    kappa_prior
-        Shape and rate of the Gamma prior on each concentration :math:`\kappa`.
     priors
-        Reserved for future use (the mean rates have Beta(1, 1) priors).
+        Overrides by name (:func:`bayescm.priors.defaults` ``("folds")``):
+        ``"prevalence"``, ``"tpr_mean"``, ``"tnr_mean"`` (Beta, default Beta(1, 1))
+        and ``"tpr_kappa"``, ``"tnr_kappa"`` (Gamma shape and rate, default
+        Gamma(2, 0.02): mean 100).  The deprecated ``kappa_prior=(shape, rate)``
+        sets both concentrations.
 
     Returns
     -------
     pymc.Model
         Free ``tpr_mean``, ``tnr_mean``, ``tpr_kappa``, ``tnr_kappa``,
         ``prevalence``, per-fold ``tpr_fold``, ``tnr_fold`` (dim ``fold``) and
-        ``tpr_new``, ``tnr_new``; observed ``counts``.
+        ``tpr_new``, ``tnr_new``; observed ``counts``.  Prior parameters are
+        ``pm.Data`` (``tpr_kappa_alpha``, ...).
 
     Examples
     --------
     >>> import bayescm as bcm
     >>> cms = bcm.ConfusionMatrix(tp=[40, 35, 44], fn=[8, 12, 6], fp=[5, 9, 7],
     ...                           tn=[47, 44, 43], classifier=["f1", "f2", "f3"])
-    >>> model = bcm.models.folds(cms)
+    >>> model = bcm.models.folds(cms, priors={"tpr_kappa": bcm.priors.Gamma(2, 0.05)})
     >>> sorted(model.named_vars_to_dims["tpr_fold"])
     ['fold']
     """
     cms = as_confusion_matrix(cms)
     if len(cms) < 2:
         raise ValueError("A hierarchical model of folds needs at least two folds.")
-    if priors:
-        raise ValueError("folds() takes no priors yet: the mean rates have Beta(1, 1) priors.")
-    shape, rate = (float(x) for x in kappa_prior)
-    if not (shape > 0 and rate > 0):
-        raise ValueError(f"kappa_prior needs a positive shape and rate, got {kappa_prior}.")
+    resolved = resolve_priors("folds", priors, cms.classifiers,
+                              units={name: ["all"] for name in _SCALARS})
+    for name, (prior,) in resolved.items():
+        if not prior.proper:
+            raise PriorError(
+                f"The prior {prior!r} of {name!r} is improper; the hierarchy needs proper "
+                f"priors (priors={{'{name}': ...}} with positive parameters; for the "
+                "concentrations this was kappa_prior=(shape, rate))."
+            )
     coords = {"fold": list(cms.classifiers), "cell": list(CELLS)}
+
+    def params(name: str) -> tuple[Any, Any]:
+        (prior,) = resolved[name]
+        return (pm.Data(f"{name}_alpha", prior.params[0]),
+                pm.Data(f"{name}_beta", prior.params[1]))
+
     with pm.Model(coords=coords) as model:
         counts = pm.Data("counts_data", cms.counts, dims=("fold", "cell"))
         tp, fn, fp, tn = (counts[:, i] for i in range(4))
-        phi = pm.Beta("prevalence", 1.0, 1.0)
+        phi = pm.Beta("prevalence", *params("prevalence"))
         pm.Binomial("positives", n=counts.sum(axis=1), p=phi, observed=tp + fn, dims="fold")
         for rate_name, hits, misses in (("tpr", tp, fn), ("tnr", tn, fp)):
-            mu = pm.Beta(f"{rate_name}_mean", 1.0, 1.0)
+            mu = pm.Beta(f"{rate_name}_mean", *params(f"{rate_name}_mean"))
+            shape, rate = params(f"{rate_name}_kappa")
             kappa = pm.Gamma(f"{rate_name}_kappa", alpha=shape, beta=rate)
             a, b = mu * kappa, (1 - mu) * kappa
             fold_rate = pm.Beta(f"{rate_name}_fold", a, b, dims="fold")
             pm.Beta(f"{rate_name}_new", a, b)
             pm.Binomial(f"{rate_name}_hits", n=hits + misses, p=fold_rate, observed=hits,
                         dims="fold")
-    return attach(model, ModelSpec("folds", cms, {},
-                                   options={"kappa_prior": [shape, rate]}))
+    return attach(model, ModelSpec("folds", cms, resolved))
 
 
 class Folds(Family):
     """The hierarchical family of k folds: metrics for the mean rates and a new fold."""
 
     name = "folds"
+    default_priors: ClassVar[dict[str, Any]] = {
+        "prevalence": Beta(1, 1), "tpr_mean": Beta(1, 1), "tnr_mean": Beta(1, 1),
+        "tpr_kappa": Gamma(2, 0.02), "tnr_kappa": Gamma(2, 0.02)}
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
@@ -136,6 +160,13 @@ class Folds(Family):
         da = xr.DataArray(counts, dims=(*SAMPLE_DIMS, "fold", "cell"),
                           coords={"fold": n["fold"].values, "cell": list(CELLS)}, name="counts")
         return da, "fold confusion matrices", False
+
+    def prior_units(self, spec: ModelSpec) -> dict[str, list[str]]:
+        return {name: ["all"] for name in spec.priors}
+
+    def rebuild(self, data: Any, priors: Mapping[str, Any], options: Mapping[str, Any]
+                ) -> pm.Model:
+        return folds(data, priors={name: per["all"] for name, per in priors.items()})
 
     def encode_data(self, data: ConfusionMatrix) -> dict:
         return encode_confusion(data)

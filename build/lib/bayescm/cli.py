@@ -2,7 +2,8 @@
 
 ``bayescm summarize --tp 26 --fn 0 --fp 2 --tn 6`` prints every metric's posterior
 (``--json`` for machine-readable output); ``bayescm demo`` runs the main job on the
-built-in literature collection and writes its results.
+built-in literature collection and writes its results.  ``--draws`` means draws per
+chain in every subcommand, as in :func:`bayescm.fit`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+__all__ = ["main"]
 
 
 def _prior_arg(text: str) -> tuple[str, str]:
@@ -48,7 +51,9 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="fixed prevalence of a designed test set")
     s.add_argument("--metrics", default=None, help="comma-separated metric keys (default all)")
     s.add_argument("--hdi-prob", type=float, default=0.95)
-    s.add_argument("--draws", type=int, default=4000)
+    s.add_argument("--draws", type=int, default=1000,
+                   help="draws per chain, as in bcm.fit (total = draws x chains; default "
+                        "1000 x 4 chains)")
     s.add_argument("--chains", type=int, default=4)
     s.add_argument("--seed", type=int, default=None)
     s.add_argument("--json", action="store_true", help="machine-readable output")
@@ -72,7 +77,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="e.g. sensitivity=beta:20,4 or sensitivity.A=beta:20,4 (repeatable)")
     u.add_argument("--metrics", default="tpr,tnr,prevalence,acc,ppv,npv,f1,mcc")
     u.add_argument("--hdi-prob", type=float, default=0.95)
-    u.add_argument("--draws", type=int, default=1000, help="draws per chain")
+    u.add_argument("--draws", type=int, default=1000,
+                   help="draws per chain, as in bcm.fit (total = draws x chains)")
     u.add_argument("--chains", type=int, default=4)
     u.add_argument("--seed", type=int, default=None)
     u.add_argument("--json", action="store_true")
@@ -117,8 +123,8 @@ def _summarize(args: argparse.Namespace) -> int:
     metrics = args.metrics.split(",") if args.metrics else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", bcm.ConvergenceWarning)
-        idata = bcm.fit(model, sampler=args.sampler, draws=args.draws // args.chains,
-                        chains=args.chains, random_seed=args.seed, metrics=metrics)
+        idata = bcm.fit(model, sampler=args.sampler, draws=args.draws, chains=args.chains,
+                        random_seed=args.seed, metrics=metrics)
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob)
     report = bcm.check_convergence(idata)
     if args.json:
@@ -127,6 +133,8 @@ def _summarize(args: argparse.Namespace) -> int:
             "model": args.model,
             "sampler": args.sampler,
             "engine": idata.attrs["engine"],
+            "draws": idata.posterior.sizes["draw"],  # per chain, as --draws
+            "chains": idata.posterior.sizes["chain"],
             "priors": json.loads(idata.attrs["priors"]),
             "hdi_prob": args.hdi_prob,
             "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},

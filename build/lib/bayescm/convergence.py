@@ -1,22 +1,54 @@
-"""Convergence report: R-hat, bulk and tail ESS, divergences, in plain words.
+"""Convergence report: R-hat, bulk and tail ESS, MCSE, divergences, in plain words.
 
 Thresholds follow Vehtari, Gelman, Simpson, Carpenter & Bürkner, "Rank-normalization,
 folding, and localization: an improved R-hat for assessing convergence of MCMC"
 (Bayesian Analysis, 2021): rank-normalised split R-hat below 1.01 and bulk and tail
 effective sample sizes of at least 100 per chain.
+
+Who computes the numbers
+------------------------
+* MCMC draws: ArviZ itself, ``arviz.summary(kind="diagnostics")`` — one pass per
+  scalar giving the same numbers as ``az.rhat``, ``az.ess(method="bulk" | "tail")``
+  and ``az.mcse(method="mean" | "sd")`` (it shares the rank normalisation between
+  R-hat and bulk ESS, so it is the fastest of ArviZ's entry points; measured in
+  ``benchmarks/bench_core.py``).
+* Large MCMC batches (more than :data:`ARVIZ_MAX_SCALARS` checked scalars): ArviZ
+  loops over scalars in Python, a few milliseconds each, which measured above 20%
+  of the NUTS fit's wall time for every batch from a dozen scalars up (24-matrix
+  literature batch: 33-42%; 1,000 matrices: 28-36%).  There the report uses
+  :mod:`bayescm.diagnostics`, the same estimators on all scalars at once, tested
+  equal to ArviZ's to 1e-10 relative; ``backend="arviz"`` forces ArviZ.
+* The exact sampler (``idata.attrs["sampler"] == "exact"``): the draws are
+  independent by construction, so R-hat does not apply and the effective sample
+  size is the number of draws.  No MCMC diagnostic is computed; the Monte Carlo
+  standard errors are the i.i.d. ones (ArviZ's formulas with ESS = draws).
 """
 
 from __future__ import annotations
 
 import html
+import importlib.metadata
+import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
-from bayescm import diagnostics
+if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
+    import arviz as az
+    import xarray as xr
+
+COLUMNS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd")
+BACKENDS = ("auto", "arviz", "vectorised")
+# Above this many checked scalars ArviZ's per-scalar Python loop measured more than
+# 20% of a NUTS fit's wall time (bench_core.py, "convergence check" section: 9-12% at
+# 3 scalars, 18-24% at 12, 25-35% at 24, 33-42% at 72), so the vectorised equal of
+# ArviZ's estimators is used instead.  Every single-matrix and small latent-class
+# fit stays on ArviZ.
+ARVIZ_MAX_SCALARS = 12
 
 
 class ConvergenceWarning(UserWarning):
@@ -34,14 +66,20 @@ class ConvergenceReport:
     Attributes
     ----------
     table
-        One row per checked scalar (variable and coordinates): ``r_hat``,
-        ``ess_bulk``, ``ess_tail``.
+        One row per checked scalar (variable and coordinates, labelled as ArviZ
+        does, e.g. ``tpr[cocaine]``): ``r_hat``, ``ess_bulk``, ``ess_tail``,
+        ``mcse_mean``, ``mcse_sd``.  ``r_hat`` is NaN where it does not apply
+        (independent draws) or cannot be computed (one chain).
     divergences
         Number of divergent transitions after tuning.
     chains, draws
         Size of the posterior sample.
     rhat_max, ess_min
         The thresholds applied.
+    independent
+        True for i.i.d. draws (the exact sampler): no MCMC diagnostic applies.
+    computed_by
+        What computed the table, e.g. ``"ArviZ 0.23.4"``.
     """
 
     table: pd.DataFrame
@@ -50,38 +88,62 @@ class ConvergenceReport:
     draws: int
     rhat_max: float
     ess_min: float
+    independent: bool = False
+    computed_by: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-scalar table (a copy): R-hat, bulk/tail ESS, MCSE of mean and sd."""
+        return self.table.copy()
 
     @property
     def worst(self) -> dict[str, float]:
-        """Largest R-hat and smallest bulk/tail ESS over all checked scalars."""
+        """Largest R-hat and smallest bulk/tail ESS over all checked scalars (NaN if none)."""
         t = self.table
         return {
-            "r_hat": float(t["r_hat"].max()),
-            "ess_bulk": float(t["ess_bulk"].min()),
-            "ess_tail": float(t["ess_tail"].min()),
+            "r_hat": _nan_max(t["r_hat"]),
+            "ess_bulk": _nan_min(t["ess_bulk"]),
+            "ess_tail": _nan_min(t["ess_tail"]),
         }
 
     @property
     def problems(self) -> list[str]:
         """What failed, in plain words, with what to do (empty when all is well)."""
+        if self.independent:
+            return []  # i.i.d. draws: nothing to converge, no divergences possible
         out = []
         t = self.table
         if self.chains < 2:
-            out.append("Only one chain: R-hat cannot compare chains. Run chains >= 2 (4 is usual).")
-        bad = t[~(t["r_hat"] < self.rhat_max)]
-        if len(bad):
             out.append(
-                f"R-hat >= {self.rhat_max} for {len(bad)} quantit{'y' if len(bad) == 1 else 'ies'}"
-                f" (worst {bad['r_hat'].max():.3f} at {bad['r_hat'].idxmax()}): the chains "
-                "disagree. Run longer (more tune and draws) or look at az.plot_trace."
+                "Only one chain: R-hat compares chains, so it needs at least 2 and was not "
+                "computed; convergence cannot be judged from one chain. Run chains >= 2 "
+                "(4 is usual)."
             )
-        for kind in ("ess_bulk", "ess_tail"):
-            low = t[~(t[kind] >= self.ess_min)]
-            if len(low):
+        else:
+            r = t["r_hat"]
+            missing = r[r.isna()]
+            if len(missing):
                 out.append(
-                    f"{kind.replace('_', ' ')} below {self.ess_min:.0f} for {len(low)} "
-                    f"quantit{'y' if len(low) == 1 else 'ies'} (lowest {low[kind].min():.0f} at "
-                    f"{low[kind].idxmin()}): too few effective draws for stable "
+                    f"R-hat could not be computed for {_count(len(missing))} (first: "
+                    f"{missing.index[0]}): draws that are not finite, constant, or fewer than "
+                    "4 per chain. Look at the draws (az.plot_trace) and run more draws."
+                )
+            bad = r[r >= self.rhat_max]
+            if len(bad):
+                out.append(
+                    f"R-hat >= {self.rhat_max} for {_count(len(bad))} (worst "
+                    f"{bad.max():.3f} at {bad.idxmax()}): the chains disagree. Run longer "
+                    "(more tune and draws) or look at az.plot_trace."
+                )
+        for kind in ("ess_bulk", "ess_tail"):
+            ess = t[kind]
+            low = ess[~(ess >= self.ess_min)]
+            if len(low):
+                finite = low.dropna()
+                where = (f"lowest {finite.min():.0f} at {finite.idxmin()}" if len(finite)
+                         else "not computable")
+                out.append(
+                    f"{kind.replace('_', ' ')} below {self.ess_min:.0f} for {_count(len(low))} "
+                    f"({where}): too few effective draws for stable "
                     f"{'means' if kind == 'ess_bulk' else 'interval bounds'}. Increase draws."
                 )
         if self.divergences:
@@ -94,15 +156,26 @@ class ConvergenceReport:
 
     @property
     def ok(self) -> bool:
-        """True when every check passed."""
+        """True when every check passed (always for independent draws)."""
         return not self.problems
 
     def message(self) -> str:
+        """The verdict in plain words: one summary line, then each problem."""
         w = self.worst
+        if self.independent:
+            n = self.chains * self.draws
+            return (
+                f"Independent draws: {self.chains} chains x {self.draws} draws = {n} i.i.d. "
+                f"draws from the exact posterior. They are independent by construction: R-hat "
+                f"does not apply and the effective sample size is {n} for every quantity; no "
+                "MCMC diagnostics were computed and no divergences are possible."
+            )
+        rhat = f"max R-hat {w['r_hat']:.4f}" if math.isfinite(w["r_hat"]) else (
+            "R-hat not computed (needs >= 2 chains)" if self.chains < 2 else "R-hat not computed")
         head = (
-            f"{self.chains} chains x {self.draws} draws; max R-hat {w['r_hat']:.4f}, "
-            f"min bulk ESS {w['ess_bulk']:.0f}, min tail ESS {w['ess_tail']:.0f}, "
-            f"{self.divergences} divergences."
+            f"{self.chains} chain{'s' if self.chains != 1 else ''} x {self.draws} draws; "
+            f"{rhat}, min bulk ESS {w['ess_bulk']:.0f}, min tail ESS {w['ess_tail']:.0f}, "
+            f"{self.divergences} divergences (computed by {self.computed_by})."
         )
         if self.ok:
             return "Converged: " + head
@@ -128,8 +201,16 @@ def check_convergence(
     var_names: Sequence[str] | None = None,
     rhat_max: float = 1.01,
     ess_min: float | None = None,
+    backend: str = "auto",
 ) -> ConvergenceReport:
-    """Check R-hat, bulk/tail ESS and divergences of a posterior sample.
+    """Check R-hat, bulk/tail ESS, MCSE and divergences of a posterior sample.
+
+    For MCMC draws the numbers are ArviZ's: rank-normalised split R-hat
+    :math:`\\hat R = \\max(\\hat R_{bulk}, \\hat R_{tail})`, bulk and tail ESS
+    (Vehtari et al. 2021) and the Monte Carlo standard errors of the mean and the
+    standard deviation, from ``arviz.summary(kind="diagnostics")``.  Draws of the
+    exact sampler (``idata.attrs["sampler"] == "exact"``) are i.i.d.: the report
+    says so and computes no MCMC diagnostic.
 
     Parameters
     ----------
@@ -143,20 +224,30 @@ def check_convergence(
         R-hat must be below this (default 1.01).
     ess_min
         Minimum bulk and tail ESS; default 100 per chain.
+    backend
+        ``"auto"`` (default): ArviZ up to :data:`ARVIZ_MAX_SCALARS` checked
+        scalars, above it :mod:`bayescm.diagnostics` (the same estimators
+        vectorised, tested equal to ArviZ's), because ArviZ's per-scalar loop
+        then costs more than 20% of the fit.  ``"arviz"`` or ``"vectorised"``
+        force one.  Ignored for independent draws.
 
     Returns
     -------
     ConvergenceReport
-        ``.ok``, ``.table``, ``.problems``; shows itself in plain words.
+        ``.ok``, ``.table`` / ``.to_frame()``, ``.problems``; shows itself in
+        plain words and says what computed its numbers.
 
     Examples
     --------
     >>> import bayescm as bcm
     >>> idata = bcm.fit(bcm.models.three_beta(bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)),
     ...                 sampler="exact", random_seed=1)
-    >>> bcm.check_convergence(idata).ok
-    True
+    >>> report = bcm.check_convergence(idata)
+    >>> report.ok, report.independent
+    (True, True)
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}.")
     post = idata.posterior
     if var_names is None:
         recorded = idata.attrs.get("parameters")
@@ -164,12 +255,100 @@ def check_convergence(
     missing = [v for v in var_names if v not in post]
     if missing:
         raise KeyError(f"Variables {missing} are not in the posterior ({list(post.data_vars)}).")
-    chains, draws = post.sizes["chain"], post.sizes["draw"]
-    table = diagnostics.summary_table(post[list(var_names)])
+    chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
+    post = post[list(var_names)]
+    independent = idata.attrs.get("sampler") == "exact"
+    if independent:
+        table, computed_by = _iid_table(post), "bayescm (i.i.d. draws: no MCMC diagnostics)"
+    else:
+        n_scalars = sum(int(np.prod([da.sizes[d] for d in da.dims if d not in ("chain", "draw")]))
+                        for da in post.data_vars.values())
+        use_arviz = backend == "arviz" or (backend == "auto" and n_scalars <= ARVIZ_MAX_SCALARS)
+        version = importlib.metadata.version("arviz")
+        if use_arviz:
+            table, computed_by = _arviz_table(post), f"ArviZ {version}"
+        else:
+            from bayescm import diagnostics
+
+            names, x = _series(post)
+            table = _frame(names, diagnostics.diagnose(x))
+            computed_by = (f"bayescm.diagnostics, ArviZ {version}'s estimators vectorised for "
+                           f"{n_scalars} scalars")
     div = 0
     if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
         div = int(np.asarray(idata.sample_stats["diverging"]).sum())
     return ConvergenceReport(
         table=table, divergences=div, chains=chains, draws=draws, rhat_max=rhat_max,
         ess_min=float(ess_min if ess_min is not None else 100 * chains),
+        independent=independent, computed_by=computed_by,
     )
+
+
+def _arviz_table(post: xr.Dataset) -> pd.DataFrame:
+    """ArviZ's own diagnostics of every scalar, in one ``az.summary`` pass."""
+    import arviz as az
+
+    with warnings.catch_warnings():
+        # 0/0 for a constant quantity: the report names it as a problem.  (With one
+        # chain ArviZ logs "Shape validation failed" once; the report says why.)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module="arviz")
+        frame = az.summary(post, kind="diagnostics", round_to="none")
+    frame.index.name = "quantity"
+    return frame.loc[:, list(COLUMNS)].astype(float)
+
+
+def _series(post: xr.Dataset) -> tuple[list[str], np.ndarray]:
+    """Every scalar's draws as an array ``(scalars, chains, draws)``, with ArviZ's labels."""
+    names: list[str] = []
+    blocks: list[np.ndarray] = []
+    for name, da in post.data_vars.items():
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = np.asarray(da.transpose(*other, "chain", "draw").values, dtype=float)
+        blocks.append(arr.reshape(-1, da.sizes["chain"], da.sizes["draw"]))
+        if not other:
+            names.append(str(name))
+            continue
+        for idx in pd.MultiIndex.from_product([da[d].values for d in other]):
+            idx = idx if isinstance(idx, tuple) else (idx,)
+            names.append(f"{name}[{', '.join(map(str, idx))}]")
+    shape = (0, post.sizes["chain"], post.sizes["draw"])
+    return names, np.concatenate(blocks, axis=0) if blocks else np.zeros(shape)
+
+
+def _frame(names: list[str], columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    return pd.DataFrame({k: columns[k] for k in COLUMNS}, index=pd.Index(names, name="quantity"))
+
+
+def _iid_table(post: xr.Dataset) -> pd.DataFrame:
+    """ESS = number of draws, no R-hat, and the i.i.d. Monte Carlo standard errors.
+
+    MCSE of the mean :math:`s/\\sqrt{n}`; of the standard deviation ArviZ's
+    formula with ESS = n: :math:`\\sqrt{(m_4 - m_2^2) / (4 n m_2)}` with central
+    moments :math:`m_2, m_4`.
+    """
+    names, x = _series(post)
+    n = x.shape[1] * x.shape[2]
+    x = x.reshape(x.shape[0], n)
+    c2 = (x - x.mean(axis=1, keepdims=True)) ** 2
+    m2 = c2.mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mcse_sd = np.sqrt(((c2**2).mean(axis=1) - m2**2) / n / m2 / 4)
+    return _frame(names, {
+        "r_hat": np.full(len(names), np.nan), "ess_bulk": np.full(len(names), float(n)),
+        "ess_tail": np.full(len(names), float(n)), "mcse_mean": np.sqrt(m2 / (n - 1)),
+        "mcse_sd": mcse_sd,
+    })
+
+
+def _count(n: int) -> str:
+    return f"{n} quantit{'y' if n == 1 else 'ies'}"
+
+
+def _nan_max(s: pd.Series) -> float:
+    s = s.dropna()
+    return float(s.max()) if len(s) else math.nan
+
+
+def _nan_min(s: pd.Series) -> float:
+    s = s.dropna()
+    return float(s.min()) if len(s) else math.nan

@@ -95,7 +95,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import html
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -103,16 +105,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import special
 
 from bayescm import metrics as registry
 from bayescm.data import resolve_positive
-from bayescm.summary import hdi
+from bayescm.deprecation import renamed_kwargs
+from bayescm.priors import Beta, named
+from bayescm.stats import SAMPLE_DIMS, beta_hdi_any, check_hdi_prob, draw_conjugate, hdi
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-SAMPLE_DIMS = ("chain", "draw")
+__all__ = ["Curve", "precision_recall", "roc"]
 _CHUNK = 2**20  # elements per (draws x cases) work array of the bootstrap
 # per kind: (x, y) as registry keys and as display names, and the area's name
 _AXES = {"roc": (("fpr", "tpr"), ("fpr", "tpr"), "AUC"),
@@ -142,10 +145,10 @@ class Curve:
     auc_point
         The empirical area over all cases (scikit-learn's ``roc_auc_score`` or
         ``average_precision_score``), whatever the thresholds.
-    level
+    hdi_prob
         Probability mass of the bands and of :attr:`auc_hdi`.
-    prior
-        ``(a, b)`` of the Beta prior of each pointwise rate.
+    priors
+        The Beta prior of each pointwise rate, by registry key.
     """
 
     kind: str
@@ -158,8 +161,26 @@ class Curve:
     upper: Mapping[str, np.ndarray]
     auc: xr.DataArray
     auc_point: float
-    level: float
-    prior: tuple[float, float]
+    hdi_prob: float
+    priors: Mapping[str, Beta]
+
+    @property
+    def level(self) -> float:
+        """Deprecated name of :attr:`hdi_prob`."""
+        warnings.warn("Curve.level is deprecated; use Curve.hdi_prob.", DeprecationWarning,
+                      stacklevel=2)
+        return self.hdi_prob
+
+    @property
+    def prior(self) -> tuple[float, float]:
+        """Deprecated: ``(a, b)`` of the prior shared by the rates; see :attr:`priors`."""
+        warnings.warn("Curve.prior is deprecated; use Curve.priors[rate].params.",
+                      DeprecationWarning, stacklevel=2)
+        shared = set(self.priors.values())
+        if len(shared) != 1:
+            raise ValueError(f"The rates have different priors {dict(self.priors)}; read "
+                             "Curve.priors.")
+        return shared.pop().params
 
     # -- point estimates and bands -------------------------------------------------
     def rate(self, name: str) -> np.ndarray:
@@ -207,9 +228,9 @@ class Curve:
 
     @property
     def auc_hdi(self) -> tuple[float, float]:
-        """Highest-density interval of the area at :attr:`level`."""
-        lo, hi = hdi(self.auc.values.reshape(1, -1), self.level)
-        return float(lo[0]), float(hi[0])
+        """Highest-density interval of the area at :attr:`hdi_prob`."""
+        lo, hi = hdi(self.auc.values.reshape(-1), self.hdi_prob)
+        return float(lo), float(hi)
 
     # -- output --------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
@@ -225,22 +246,31 @@ class Curve:
             cols[name] = self.rate(key)
             cols[f"{name}_lower"], cols[f"{name}_upper"] = self.band(key)
         frame = pd.DataFrame(cols, index=pd.Index(self.thresholds, name="threshold"))
-        frame.attrs.update(kind=self.kind, level=self.level, prior=self.prior)
+        frame.attrs.update(kind=self.kind, hdi_prob=self.hdi_prob,
+                           priors={k: repr(p) for k, p in self.priors.items()})
         return frame
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<p>{html.escape(line)}</p>" for line in repr(self).splitlines())
+        frame = self.to_frame()
+        rows = _spread(np.arange(len(frame)), 12)
+        return (f"<div>{head}<p>{len(rows)} of {len(frame)} thresholds:</p>"
+                + frame.iloc[rows].to_html(float_format="{:.4g}".format) + "</div>")
 
     def __repr__(self) -> str:
         keys, names, area = _AXES[self.kind]
-        a, b = self.prior
         lo, hi = self.auc_hdi
-        betas = ", ".join(f"{_shown(n)} ~ Beta({a:g} + {_BETA[k][0]}, {b:g} + {_BETA[k][1]})"
-                          for k, n in zip(keys, names, strict=True))
+        betas = ", ".join(
+            f"{_shown(n)} ~ Beta({self.priors[k].alpha:g} + {_BETA[k][0]}, "
+            f"{self.priors[k].beta:g} + {_BETA[k][1]})"
+            for k, n in zip(keys, names, strict=True))
         title = "ROC curve" if self.kind == "roc" else "Precision-recall curve"
         return (f"{title} of {self.n_pos + self.n_neg} cases ({self.n_pos} positive, "
                 f"{self.n_neg} negative) at {self.thresholds.size} thresholds\n"
                 f"  {area}: empirical {self.auc_point:.4f}; posterior mean {self.auc_mean:.4f}, "
-                f"sd {self.auc_sd:.4f}, {self.level:.0%} HDI [{lo:.4f}, {hi:.4f}] "
+                f"sd {self.auc_sd:.4f}, {self.hdi_prob:.0%} HDI [{lo:.4f}, {hi:.4f}] "
                 f"(Bayesian bootstrap, {self.auc.size} draws)\n"
-                f"  bands: pointwise {self.level:.0%} HDI of {betas}")
+                f"  bands: pointwise {self.hdi_prob:.0%} HDI of {betas}")
 
     def plot(
         self,
@@ -294,7 +324,7 @@ class Curve:
             y, y_lo, y_hi = (_backfill(v, np.isnan(y)) for v in (y, y_lo, y_hi))
             step = "pre"
         lo, hi = self.auc_hdi
-        text = (f"{area} {self.auc_mean:.3f}, {self.level:.0%} HDI [{lo:.3f}, {hi:.3f}]")
+        text = (f"{area} {self.auc_mean:.3f}, {self.hdi_prob:.0%} HDI [{lo:.3f}, {hi:.3f}]")
         kwargs.setdefault("label", f"{label}: {text}" if label else text)
         if step:
             kwargs.setdefault("drawstyle", "steps-pre")
@@ -302,11 +332,11 @@ class Curve:
         color = line.get_color()
         if band:
             ax.fill_between(x, y_lo, y_hi, step=step, color=color, alpha=0.2, lw=0,
-                            label=f"{self.level:.0%} pointwise band of {_shown(names[1])}")
+                            label=f"{self.hdi_prob:.0%} pointwise band of {_shown(names[1])}")
             rows = _spread(np.flatnonzero(np.isfinite(y)), errorbars)
             if rows.size:
                 ax.hlines(y[rows], x_lo[rows], x_hi[rows], color=color, lw=1, alpha=0.7,
-                          label=f"{self.level:.0%} pointwise band of {_shown(names[0])}")
+                          label=f"{self.hdi_prob:.0%} pointwise band of {_shown(names[0])}")
         if reference and self.kind == "roc":
             ax.plot([0, 1], [0, 1], ls="--", color="0.6", lw=1, label="chance")
         elif reference:
@@ -374,20 +404,14 @@ def _prepare(scores: Any, y_true: Any, positive: Any) -> tuple[np.ndarray, np.nd
     return s, is_pos
 
 
-def _options(level: float, draws: int, prior: Sequence[float]) -> tuple[float, float]:
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}.")
+def _options(kind: str, hdi_prob: float, draws: int, priors: Any) -> dict[str, Beta]:
+    check_hdi_prob(hdi_prob)
     if isinstance(draws, bool) or not isinstance(draws, int | np.integer) or draws < 100:
         raise ValueError(f"draws must be a whole number >= 100 (an HDI from fewer draws is "
                          f"noise), got {draws!r}.")
-    try:
-        a, b = (float(v) for v in prior)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"prior must be a pair (a, b) of Beta parameters, got {prior!r}.") from err
-    if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
-        raise ValueError(f"prior (a, b) = {prior!r} must be positive and finite; (1, 1) is flat, "
-                         "(0.5, 0.5) is Jeffreys'.")
-    return a, b
+    rates = {key: Beta(1, 1) for key in _AXES[kind][0]}
+    return named(priors, rates, where="curves." + ("roc" if kind == "roc" else
+                                                   "precision_recall"), proper=True)
 
 
 def _thresholds(scores: np.ndarray, thresholds: Any) -> np.ndarray:
@@ -411,47 +435,14 @@ def _counts(scores: np.ndarray, is_pos: np.ndarray, thresholds: np.ndarray
 
 
 # -- pointwise bands ---------------------------------------------------------------
-def _beta_hdi(alpha: Any, beta: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""Exact HDI of Beta(alpha, beta), elementwise.
-
-    For a unimodal Beta the HDI is :math:`[q(p), q(p + level)]` with :math:`q` the
-    quantile function and :math:`p` where the density is equal at both ends, found by
-    bisection.  A monotone density puts the interval against its mode (0 or 1);
-    uniform and U-shaped Betas get the equal-tailed interval.
-    """
-    a, b = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
-    p = np.full(a.shape, (1 - level) / 2)
-    uniform = (a == 1) & (b == 1)
-    p[(a <= 1) & (b >= 1) & ~uniform] = 0.0  # non-increasing density
-    p[(a >= 1) & (b <= 1) & ~uniform] = 1 - level  # non-decreasing density
-    inner = (a > 1) & (b > 1)
-    if inner.any():
-        ai, bi = a[inner], b[inner]
-        lo, hi = np.zeros(ai.shape), np.full(ai.shape, 1 - level)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for _ in range(64):
-                mid = (lo + hi) / 2
-                x0, x1 = special.betaincinv(ai, bi, mid), special.betaincinv(ai, bi, mid + level)
-                # log density at the lower end minus at the upper end
-                gap = (ai - 1) * (np.log(x0) - np.log(x1)) + (bi - 1) * (
-                    np.log1p(-x0) - np.log1p(-x1))
-                right = gap < 0  # the lower end sits lower on the density: move right
-                lo, hi = np.where(right, mid, lo), np.where(right, hi, mid)
-                if np.max(hi - lo) < 1e-15:
-                    break
-        p[inner] = (lo + hi) / 2
-    lower = special.betaincinv(a, b, p)
-    upper = special.betaincinv(a, b, np.minimum(p + level, 1.0))
-    return lower, upper
-
-
-def _bands(counts: Mapping[str, np.ndarray], keys: Sequence[str], prior: tuple[float, float],
-           level: float) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _bands(counts: Mapping[str, np.ndarray], priors: Mapping[str, Beta],
+           hdi_prob: float) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Exact HDI of each rate's Beta posterior (:func:`bayescm.stats.beta_hdi_any`)."""
     lower, upper = {}, {}
-    for key in keys:
+    for key, prior in priors.items():
         hit, miss = _BETA[key]
-        lower[key], upper[key] = _beta_hdi(prior[0] + counts[hit], prior[1] + counts[miss],
-                                           level)
+        lower[key], upper[key] = beta_hdi_any(prior.alpha + counts[hit],
+                                              prior.beta + counts[miss], hdi_prob=hdi_prob)
         lower[key].setflags(write=False)
         upper[key].setflags(write=False)
     return lower, upper
@@ -496,19 +487,19 @@ def _bootstrap(scores: np.ndarray, is_pos: np.ndarray, draws: int, kind: str,
         # drawn directly in sorted order)
         w = rng.standard_exponential((d, pos.size))
         v = rng.standard_exponential((d, neg.size))
-        pi = rng.beta(pos.size, neg.size, size=d)
+        pi = draw_conjugate(rng, (d,), betas={"pi": (pos.size, neg.size)})["pi"]
         auc, ap = _areas(pos, neg, w, v, pi)
         out[start:start + d] = auc if kind == "roc" else ap
     return out
 
 
-def _curve(kind: str, scores: Any, y_true: Any, positive: Any, thresholds: Any, level: float,
-           draws: int, prior: Sequence[float], random_seed: Any) -> Curve:
+def _curve(kind: str, scores: Any, y_true: Any, positive: Any, thresholds: Any,
+           hdi_prob: float, draws: int, priors: Any, random_seed: Any) -> Curve:
     s, is_pos = _prepare(scores, y_true, positive)
-    a, b = _options(level, draws, prior)
+    rate_priors = _options(kind, hdi_prob, draws, priors)
     t = _thresholds(s, thresholds)
     counts = _counts(s, is_pos, t)
-    lower, upper = _bands(counts, _AXES[kind][0], (a, b), level)
+    lower, upper = _bands(counts, rate_priors, hdi_prob)
     rng = np.random.default_rng(random_seed)
     name = "auc" if kind == "roc" else "average_precision"
     area = xr.DataArray(_bootstrap(s, is_pos, draws, kind, rng)[None, :], dims=SAMPLE_DIMS,
@@ -520,18 +511,19 @@ def _curve(kind: str, scores: Any, y_true: Any, positive: Any, thresholds: Any, 
         arr.setflags(write=False)
     return Curve(kind, t, counts["tp"], counts["fp"], counts["fn"], counts["tn"],
                  MappingProxyType(lower), MappingProxyType(upper), area, float(point[0]),
-                 float(level), (a, b))
+                 float(hdi_prob), MappingProxyType(rate_priors))
 
 
+@renamed_kwargs(level="hdi_prob", prior=("priors", lambda v: {"tpr": v, "fpr": v}))
 def roc(
     scores: Any,
     y_true: Any,
     *,
     positive: Any = None,
     thresholds: Any = None,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     draws: int = 4000,
-    prior: Sequence[float] = (1, 1),
+    priors: Mapping[str, Any] | None = None,
     random_seed: int | np.random.Generator | None = None,
 ) -> Curve:
     r"""ROC curve with pointwise credible bands and the posterior of the AUC.
@@ -560,12 +552,18 @@ def roc(
         distinct score and ``+inf``, so the curve runs from (0, 0) to (1, 1) (the
         smallest score already predicts every case positive).  The AUC posterior uses
         all cases whatever the thresholds.
-    level
-        Probability mass of the pointwise bands and of the AUC's HDI.
+    hdi_prob
+        Probability mass of the pointwise bands and of the AUC's HDI (the deprecated
+        ``level=`` is an alias).
     draws
-        Number of Bayesian-bootstrap draws of the AUC.
-    prior
-        ``(a, b)`` of the Beta prior of each pointwise rate: ``(1, 1)`` is flat.
+        Number of Bayesian-bootstrap draws of the AUC (i.i.d., one chain: the total).
+    priors
+        ``{"tpr": prior, "fpr": prior}`` (``{"tpr": ..., "ppv": ...}`` for
+        :func:`precision_recall`): the proper Beta prior of each pointwise rate, as
+        anything :func:`bayescm.priors.coerce` reads (``Beta(a, b)``, ``(a, b)``,
+        ``scipy.stats.beta(a, b)``, a ``pymc_extras`` ``Prior("Beta", ...)``); rates
+        left out keep Beta(1, 1) (flat).  The deprecated ``prior=(a, b)`` sets every
+        rate's.
     random_seed
         Seed or generator of the bootstrap.
 
@@ -599,18 +597,20 @@ def roc(
     >>> 0.6 < curve.auc_mean < 0.9
     True
     """
-    return _curve("roc", scores, y_true, positive, thresholds, level, draws, prior, random_seed)
+    return _curve("roc", scores, y_true, positive, thresholds, hdi_prob, draws, priors,
+                  random_seed)
 
 
+@renamed_kwargs(level="hdi_prob", prior=("priors", lambda v: {"tpr": v, "ppv": v}))
 def precision_recall(
     scores: Any,
     y_true: Any,
     *,
     positive: Any = None,
     thresholds: Any = None,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     draws: int = 4000,
-    prior: Sequence[float] = (1, 1),
+    priors: Mapping[str, Any] | None = None,
     random_seed: int | np.random.Generator | None = None,
 ) -> Curve:
     r"""Precision-recall curve with pointwise credible bands and the posterior of the AP.
@@ -629,8 +629,8 @@ def precision_recall(
 
     Parameters
     ----------
-    scores, y_true, positive, thresholds, level, draws, prior, random_seed
-        As for :func:`roc`.
+    scores, y_true, positive, thresholds, hdi_prob, draws, priors, random_seed
+        As for :func:`roc` (``priors`` named ``"tpr"`` and ``"ppv"``).
 
     Returns
     -------
@@ -649,4 +649,5 @@ def precision_recall(
     >>> bool(0.3 < lo < curve.auc_point < hi < 1)
     True
     """
-    return _curve("pr", scores, y_true, positive, thresholds, level, draws, prior, random_seed)
+    return _curve("pr", scores, y_true, positive, thresholds, hdi_prob, draws, priors,
+                  random_seed)

@@ -1,12 +1,15 @@
-"""Vectorised R-hat and ESS: ArviZ's estimators for thousands of series at once.
+"""Vectorised R-hat, ESS and MCSE: ArviZ's estimators for many series at once.
 
-``arviz.rhat`` and ``arviz.ess`` loop over scalars in Python, which costs about
-five seconds for the 3,000 rates of a 1,000-matrix batch.  These functions compute
-the *same* estimators (rank-normalised split R-hat, the maximum of bulk and folded
-versions; bulk ESS on rank-normalised split chains; tail ESS as the minimum of the
-ESS of the 5% and 95% quantile indicators; Geyer's initial monotone sequence) on
-all series in one pass of array operations.  The test suite checks them against
-ArviZ to floating-point precision.
+Used by :func:`bayescm.check_convergence` only for MCMC batches with more than
+``convergence.ARVIZ_MAX_SCALARS`` checked scalars; every other check goes through
+ArviZ itself.  ``arviz.summary`` loops over scalars in Python, a few milliseconds
+each, which measured more than 20% of a NUTS fit's wall time for batches (see
+``benchmarks/bench_core.py``).  These functions compute the *same* estimators
+(rank-normalised split R-hat, the maximum of bulk and folded versions; bulk ESS on
+rank-normalised split chains; tail ESS as the minimum of the ESS of the 5% and 95%
+quantile indicators; Geyer's initial monotone sequence; MCSE of the mean and of the
+standard deviation as ``arviz.mcse``) on all series in one pass of array
+operations.  The test suite checks them against ArviZ to 1e-10 relative.
 
 Reference: Vehtari, Gelman, Simpson, Carpenter & Bürkner, "Rank-normalization,
 folding, and localization: an improved R-hat for assessing convergence of MCMC",
@@ -18,8 +21,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import pandas as pd
-import xarray as xr
 from scipy import fft, special, stats
 
 
@@ -141,34 +142,43 @@ def ess_tail(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def summary_table(posterior: xr.Dataset) -> pd.DataFrame:
-    """R-hat, bulk and tail ESS of every scalar of every variable.
+def mcse_mean(x: np.ndarray) -> np.ndarray:
+    """MCSE of the mean (``arviz.mcse(method="mean")``) of series ``(S, chains, draws)``."""
+    x = np.asarray(x, dtype=float)
+    return _mcse(x)[0]
 
-    Returns a DataFrame indexed by labels like ``tpr[cm0]``.
-    """
-    labels: list[str] = []
-    blocks: list[np.ndarray] = []
-    for name, da in posterior.data_vars.items():
-        other = [d for d in da.dims if d not in ("chain", "draw")]
-        arr = da.transpose(*other, "chain", "draw").values
-        series = arr.reshape(-1, da.sizes["chain"], da.sizes["draw"])
-        blocks.append(series)
-        if other:
-            idx = pd.MultiIndex.from_product([da[d].values for d in other]) if len(other) > 1 \
-                else [(v,) for v in da[other[0]].values]
-            labels += [f"{name}[{', '.join(map(str, i))}]" for i in idx]
-        else:
-            labels.append(str(name))
-    x = np.concatenate(blocks, axis=0)
-    return pd.DataFrame(_diagnose(x), index=pd.Index(labels, name="quantity"))
+
+def mcse_sd(x: np.ndarray) -> np.ndarray:
+    """MCSE of the standard deviation (``arviz.mcse(method="sd")``)."""
+    x = np.asarray(x, dtype=float)
+    return _mcse(x)[1]
+
+
+def _mcse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = x.shape[0]
+    c2 = (x - x.reshape(s, -1).mean(axis=-1)[:, None, None]) ** 2
+    size = c2[0].size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = c2.reshape(s, -1).sum(axis=-1) / (size - 1)
+        mean = np.sqrt(var / _ess(_split(x)))
+        evar = c2.reshape(s, -1).mean(axis=-1)
+        varvar = ((c2**2).reshape(s, -1).mean(axis=-1) - evar**2) / _ess(_split(c2))
+        sd = np.sqrt(varvar / evar / 4)
+    bad = ~np.isfinite(x).all(axis=(1, 2)) | (x.shape[2] < 4)
+    mean[bad] = np.nan
+    sd[bad] = np.nan
+    return mean, sd
 
 
 def _diagnose_chunk(x: np.ndarray) -> np.ndarray:
     z_bulk = _z_scale(_split(x))  # shared by R-hat and bulk ESS
-    return np.stack([rhat(x, _z_bulk=z_bulk), ess_bulk(x, _z_bulk=z_bulk), ess_tail(x)], -1)
+    return np.stack([rhat(x, _z_bulk=z_bulk), ess_bulk(x, _z_bulk=z_bulk), ess_tail(x),
+                     *_mcse(x)], -1)
 
 
-def _diagnose(x: np.ndarray, workers: int = 2) -> dict[str, np.ndarray]:
+def diagnose(x: np.ndarray, workers: int = 2) -> dict[str, np.ndarray]:
+    """``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``, ``mcse_sd`` of ``(S, C, N)``."""
+    x = np.asarray(x, dtype=float)
     # Sorting and FFTs release the GIL, so chunks of series run in parallel.
     chunks = np.array_split(x, max(1, min(workers * 4, x.shape[0] // 64)), axis=0)
     if len(chunks) > 1:
@@ -176,4 +186,5 @@ def _diagnose(x: np.ndarray, workers: int = 2) -> dict[str, np.ndarray]:
             out = np.concatenate(list(pool.map(_diagnose_chunk, chunks)), axis=0)
     else:
         out = _diagnose_chunk(x)
-    return {"r_hat": out[:, 0], "ess_bulk": out[:, 1], "ess_tail": out[:, 2]}
+    names = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd")
+    return {k: out[:, i] for i, k in enumerate(names)}

@@ -106,10 +106,17 @@ from scipy import stats
 from bayescm import metrics as metric_registry
 from bayescm import priors as prior_specs
 from bayescm.data import ConfusionMatrix
+from bayescm.deprecation import renamed_kwargs
 from bayescm.priors import PriorError
 
 # -- exact posterior predictive pmfs (Lovell et al.) ------------------------------------------
 PREDICTIVE_MODELS = ("beta_binomial", "binomial")
+
+__all__ = [
+    "PREDICTIVE_MODELS",
+    "metric_pmf",
+    "predictive_pmf",
+]
 _PMF_RATES = {"tpr": ("tp", "fn"), "tnr": ("tn", "fp")}
 
 
@@ -148,24 +155,14 @@ def _predictive_args(cm: Any, n_pos: Any, n_neg: Any, model: str) -> tuple[int, 
 
 
 def _rate_posteriors(
-    cm: ConfusionMatrix, prior: Mapping[str, Any] | None
+    cm: ConfusionMatrix, priors: Mapping[str, Any] | None
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], str]:
     """Posterior Beta parameters of tpr and tnr per classifier, and the priors as JSON."""
-    if prior is not None and not isinstance(prior, Mapping):
-        raise PriorError(
-            f"prior must be a dict like {{'tpr': Beta(1, 1), 'tnr': Beta(1, 1)}}, "
-            f"got {type(prior).__name__}."
-        )
-    prior = dict(prior or {})
-    unknown = sorted(set(map(str, prior)) - set(_PMF_RATES))
-    if unknown:
-        hint = (" (the class sizes n_pos and n_neg are given, so prevalence plays no role)"
-                if "prevalence" in unknown else "")
-        raise PriorError(
-            f"prior has unknown key(s) {unknown}{hint}; the predictive pmf takes priors for "
-            f"{list(_PMF_RATES)} only."
-        )
-    resolved = prior_specs.resolve("three_beta", prior, cm.classifiers)
+    priors = prior_specs.check_names(
+        priors, {k: prior_specs.Beta(1, 1) for k in _PMF_RATES}, where="predictive_pmf",
+        hints={"prevalence": "the class sizes n_pos and n_neg are given, so prevalence plays "
+                             "no role"})
+    resolved = prior_specs.resolve("three_beta", priors, cm.classifiers)
     chosen = {k: resolved[k] for k in _PMF_RATES}
     out = {}
     for name, (succ, fail) in _PMF_RATES.items():
@@ -233,12 +230,13 @@ def _contours(values: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, n
     return ranked[first] + 0.0, inverse, sizes.astype(np.int64)  # + 0.0: -0.0 -> 0.0
 
 
+@renamed_kwargs(prior="priors")
 def predictive_pmf(
     cm: ConfusionMatrix,
     n_pos: int,
     n_neg: int,
     *,
-    prior: Mapping[str, Any] | None = None,
+    priors: Mapping[str, Any] | None = None,
     model: str = "beta_binomial",
 ) -> xr.DataArray:
     r"""Exact posterior predictive pmf of a future confusion matrix with fixed class sizes.
@@ -266,11 +264,12 @@ def predictive_pmf(
     n_pos, n_neg
         Actual positives and negatives of the future test set (whole numbers >= 0,
         not both zero).
-    prior
+    priors
         Beta priors of the rates by name, ``{"tpr": ..., "tnr": ...}`` (either may be
         left out; default Beta(1, 1) each).  Values are anything
         :func:`bayescm.priors.coerce` accepts (``Beta(a, b)``, ``"beta:a,b"``,
-        ``pymc_extras`` ``Prior``...) or a mapping ``classifier -> prior``.
+        ``(a, b)``, ``scipy.stats.beta(a, b)``, ``pymc_extras`` ``Prior``...) or a
+        mapping ``classifier -> prior``.  ``prior=`` is a deprecated alias.
     model
         ``"beta_binomial"`` (default, the posterior predictive) or ``"binomial"``: the
         plug-in model :math:`\mathrm{Bin}(i; n_+, tp/(tp + fn))\,
@@ -292,7 +291,7 @@ def predictive_pmf(
         If ``cm`` is not a :class:`~bayescm.data.ConfusionMatrix`.
     ValueError
         For negative or non-integer class sizes, both zero, an unknown ``model``, a
-        ``prior`` given to the binomial model, or the binomial model asked to predict
+        ``priors`` given to the binomial model, or the binomial model asked to predict
         a class that ``cm`` has no cases of (the plug-in rate is 0/0).
     bayescm.priors.PriorError
         For unknown prior names or a prior that leaves the posterior improper.
@@ -323,15 +322,15 @@ def predictive_pmf(
     n_pos, n_neg = _predictive_args(cm, n_pos, n_neg, model)
     attrs: dict[str, Any] = {"model": model, "n_pos": n_pos, "n_neg": n_neg}
     if model == "beta_binomial":
-        post, attrs["priors"] = _rate_posteriors(cm, prior)
+        post, attrs["priors"] = _rate_posteriors(cm, priors)
         p_pos = _betabinom_pmf(n_pos, *post["tpr"])
         p_neg = _betabinom_pmf(n_neg, *post["tnr"])
         what = "posterior predictive (beta-binomial model)"
     else:
-        if prior is not None:
+        if priors is not None:
             raise ValueError(
                 "model='binomial' plugs in the observed rates and uses no prior; drop "
-                "prior=... or use model='beta_binomial'."
+                "priors=... or use model='beta_binomial'."
             )
         marginals = []
         for name, n, (succ, fail), cls in (("tpr", n_pos, _PMF_RATES["tpr"], "positives"),
@@ -363,13 +362,14 @@ def predictive_pmf(
     )
 
 
+@renamed_kwargs(prior="priors")
 def metric_pmf(
     cm: ConfusionMatrix,
     metric: str | metric_registry.Metric,
     n_pos: int,
     n_neg: int,
     *,
-    prior: Mapping[str, Any] | None = None,
+    priors: Mapping[str, Any] | None = None,
     model: str = "beta_binomial",
     decimals: int = 12,
 ) -> pd.DataFrame:
@@ -399,8 +399,8 @@ def metric_pmf(
         :class:`~bayescm.metrics.Metric`.
     n_pos, n_neg
         Actual positives and negatives of the future test set.
-    prior, model
-        As for :func:`predictive_pmf`.
+    priors, model
+        As for :func:`predictive_pmf` (``prior=`` is a deprecated alias).
     decimals
         Metric values that agree to this many decimals are one value: neighbours in
         sorted order closer than :math:`10^{-\text{decimals}}` (relative to the value
@@ -461,7 +461,7 @@ def metric_pmf(
     m = metric if isinstance(metric, metric_registry.Metric) else metric_registry.get(metric)
     if isinstance(decimals, bool) or not isinstance(decimals, int | np.integer):
         raise ValueError(f"decimals must be an int (e.g. 12), got {decimals!r}.")
-    pmf = predictive_pmf(cm, n_pos, n_neg, prior=prior, model=model)
+    pmf = predictive_pmf(cm, n_pos, n_neg, priors=priors, model=model)
     n_pos, n_neg = pmf.attrs["n_pos"], pmf.attrs["n_neg"]
     tp = np.arange(n_pos + 1, dtype=float)[:, None]
     tn = np.arange(n_neg + 1, dtype=float)[None, :]

@@ -55,8 +55,11 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import flat, metric_draws, units_of
-from bayescm.analysis.sample_size import beta_hdi
-from bayescm.summary import hdi
+from bayescm.deprecation import renamed_kwargs
+from bayescm.priors import Beta, Prior, named
+from bayescm.stats import beta_hdi_any, draw_conjugate, hdi
+
+__all__ = ["METHODS", "binomial", "coverage", "coverage_composite", "metric_interval"]
 
 METHODS = ("wald", "wilson", "agresti_coull", "clopper_pearson", "jeffreys", "bayes_hdi",
            "bayes_equal_tailed")
@@ -68,18 +71,26 @@ _BAYES = ("bayes_hdi", "bayes_equal_tailed")
 _CHUNK = 2**22  # array elements held at once in the coverage computations
 
 
+def _rate_prior(value: Any) -> dict[str, Any]:
+    return {"rate": value}
+
+
+_DEFAULT_PRIORS: dict[str, Prior] = {"rate": Beta(1, 1)}
+
+
+@renamed_kwargs(level="hdi_prob", prior=("priors", _rate_prior))
 def binomial(
     k: Any,
     n: Any,
     *,
     method: str = "wilson",
-    level: float = 0.95,
-    prior: tuple[float, float] = (1.0, 1.0),
+    hdi_prob: float = 0.95,
+    priors: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Interval for a binomial proportion from :math:`k` successes in :math:`n` trials.
 
-    With :math:`\hat p = k/n`, :math:`z = \Phi^{-1}((1 + \text{level})/2)` and
-    :math:`\alpha = 1 - \text{level}`:
+    With :math:`\hat p = k/n`, :math:`z = \Phi^{-1}((1 + p)/2)` and
+    :math:`\alpha = 1 - p` for the mass :math:`p` = ``hdi_prob``:
 
     * ``"wald"``: :math:`\hat p \pm z\sqrt{\hat p(1-\hat p)/n}`, **clipped to [0, 1]**.
       It collapses to the point :math:`[0, 0]` at :math:`k = 0` and :math:`[1, 1]` at
@@ -99,13 +110,14 @@ def binomial(
       B^{-1}(1-\alpha/2; k+\tfrac12, n-k+\tfrac12)]` *without* the convention of
       Brown, Cai & DasGupta (2001), who set the lower bound to 0 at :math:`k = 0`
       and the upper bound to 1 at :math:`k = n`.  It is therefore identical to
-      ``"bayes_equal_tailed"`` with ``prior=(0.5, 0.5)`` for every :math:`k`.
+      ``"bayes_equal_tailed"`` with ``priors={"rate": Beta(0.5, 0.5)}`` for every
+      :math:`k`.
     * ``"bayes_hdi"``: the highest-density interval of the posterior
       :math:`\mathrm{Beta}(k + a, n - k + b)` under the prior
       :math:`\mathrm{Beta}(a, b)`, exact.  When a shape parameter is below 1 (prior
       :math:`a < 1` and :math:`k = 0`, or :math:`b < 1` and :math:`k = n`) the
       posterior density is J-shaped, unbounded at 0 (or 1), and the HDI is
-      :math:`[0, B^{-1}(\text{level})]` (or :math:`[B^{-1}(1 - \text{level}), 1]`).
+      :math:`[0, B^{-1}(p)]` (or :math:`[B^{-1}(1 - p), 1]`).
       Both shapes below 1 would need :math:`n = 0`, which is rejected.
     * ``"bayes_equal_tailed"``: :math:`[B^{-1}(\alpha/2), B^{-1}(1 - \alpha/2)]` of the
       same posterior.  Morais (2023) and bob.measure's credible regions are of this
@@ -118,11 +130,15 @@ def binomial(
         scalars or arrays, broadcast together.
     method
         One of :data:`METHODS`.
-    level
-        Confidence level or credible mass, in (0, 1).
-    prior
-        :math:`(a, b)` of the Beta prior, both positive, for the two ``bayes_*``
-        methods (the default Beta(1, 1) is flat); the other methods ignore it.
+    hdi_prob
+        Confidence level or credible mass, in (0, 1) (the deprecated ``level=`` is
+        an alias).
+    priors
+        ``{"rate": prior}``: the Beta prior of the proportion for the two ``bayes_*``
+        methods, anything :func:`bayescm.priors.coerce` reads as a proper Beta
+        (``Beta(a, b)``, ``(a, b)``, ``scipy.stats.beta(a, b)``, a ``pymc_extras``
+        ``Prior("Beta", ...)``); default Beta(1, 1) (flat).  The other methods ignore
+        it.  The deprecated ``prior=(a, b)`` means ``priors={"rate": (a, b)}``.
 
     Returns
     -------
@@ -133,8 +149,9 @@ def binomial(
     ------
     ValueError
         For counts that are negative, not whole, not finite, :math:`k > n` or
-        :math:`n = 0`; a level outside (0, 1); an unknown method; a prior that is
-        not two positive numbers.
+        :math:`n = 0`; ``hdi_prob`` outside (0, 1); an unknown method.
+    bayescm.PriorError
+        For priors that are not ``{"rate": proper Beta}``.
 
     Examples
     --------
@@ -147,7 +164,7 @@ def binomial(
     ([0.0, 0.2338, 0.7616], [0.2384, 0.7662, 1.0])
     """
     k_arr, n_arr = _counts(k, n)
-    level = _level(level)
+    level = _hdi_prob(hdi_prob)
     method = _method(method)
     if k_arr.size == 0:
         return np.empty(k_arr.shape), np.empty(k_arr.shape)
@@ -159,43 +176,31 @@ def binomial(
             lo[k_arr == 0] = 0.0
             hi[k_arr == n_arr] = 1.0
         return lo, hi
-    a0, b0 = _prior(prior)
+    a0, b0 = _prior(priors)
     a, b = k_arr + a0, n_arr - k_arr + b0
     if method == "bayes_equal_tailed":
         return (np.asarray(special.betaincinv(a, b, (1 - level) / 2), dtype=float),
                 np.asarray(special.betaincinv(a, b, (1 + level) / 2), dtype=float))
-    return _beta_hdi_any(a, b, level)
+    # a, b > 0 and not both < 1 (that needs n = 0): a monotone or unimodal density
+    return beta_hdi_any(a, b, hdi_prob=level)
 
 
-def _beta_hdi_any(a: np.ndarray, b: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact HDI of Beta(a, b) for a, b > 0, not both < 1 (monotone or unimodal)."""
-    lower, upper = np.empty(a.shape), np.empty(a.shape)
-    falling = a < 1  # density unbounded at 0 and decreasing (b > 1 here)
-    rising = b < 1
-    inner = ~(falling | rising)
-    lower[falling] = 0.0
-    upper[falling] = special.betaincinv(a[falling], b[falling], level)
-    lower[rising] = special.betaincinv(a[rising], b[rising], 1 - level)
-    upper[rising] = 1.0
-    if inner.any():
-        lower[inner], upper[inner] = beta_hdi(a[inner], b[inner], hdi_prob=level)
-    return lower, upper
-
-
+@renamed_kwargs(level="hdi_prob")
 def metric_interval(
     idata: az.InferenceData,
     metric: str,
     *,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     kind: str = "hdi",
 ) -> pd.DataFrame:
     r"""Credible interval of a metric for every classifier of a fitted model.
 
     The metric's posterior draws :math:`m^{(s)} = f(\theta^{(s)})` (all chains
     pooled) give either the highest-density interval (``kind="hdi"``: the
-    narrowest window holding a share ``level`` of the sorted draws, as
-    :func:`bayescm.summary.hdi` and ``arviz.hdi``) or the equal-tailed interval
-    (``kind="equal_tailed"``: the :math:`(1 \mp \text{level})/2` quantiles).  Set it
+    narrowest window holding a share ``hdi_prob`` of the sorted draws,
+    :func:`bayescm.stats.hdi`, as in :func:`bayescm.summary` and ``arviz.hdi``) or
+    the equal-tailed interval (``kind="equal_tailed"``: the
+    :math:`(1 \mp p)/2` quantiles for :math:`p` = ``hdi_prob``).  Set it
     beside :func:`binomial` for the classical intervals of the same rate.
 
     Parameters
@@ -204,8 +209,8 @@ def metric_interval(
         Result of :func:`bayescm.fit` on a bayescm model.
     metric
         Registry key or alias (``"tpr"``, ``"f1"``, ``"mcc"``, ...) computed in the fit.
-    level
-        Credible mass, in (0, 1).
+    hdi_prob
+        Credible mass, in (0, 1) (the deprecated ``level=`` is an alias).
     kind
         ``"hdi"`` or ``"equal_tailed"``.
 
@@ -214,7 +219,7 @@ def metric_interval(
     pandas.DataFrame
         One row per classifier (index ``classifier``; ``(population, classifier)``
         for latent-class models), columns ``lower``, ``upper``, ``width``;
-        ``attrs`` record metric, level and kind.
+        ``attrs`` record metric, hdi_prob and kind.
 
     Raises
     ------
@@ -223,7 +228,7 @@ def metric_interval(
     KeyError
         For an unknown metric or one the fit did not compute.
     ValueError
-        For a level outside (0, 1) or an unknown kind.
+        For ``hdi_prob`` outside (0, 1) or an unknown kind.
 
     Examples
     --------
@@ -240,7 +245,7 @@ def metric_interval(
             f"metric_interval needs the arviz.InferenceData returned by bayescm.fit, got "
             f"{type(idata).__name__}; for counts use intervals.binomial(k, n, method=...)."
         )
-    level = _level(level)
+    level = _hdi_prob(hdi_prob)
     if kind not in ("hdi", "equal_tailed"):
         raise ValueError(f"kind must be 'hdi' or 'equal_tailed', got {kind!r}.")
     da = metric_draws(idata, metric)
@@ -259,18 +264,19 @@ def metric_interval(
     else:
         index = pd.Index([registry.get(metric).key], name="metric")
     out = pd.DataFrame({"lower": lower, "upper": upper, "width": upper - lower}, index=index)
-    out.attrs.update(metric=registry.get(metric).key, level=level, kind=kind)
+    out.attrs.update(metric=registry.get(metric).key, hdi_prob=level, kind=kind)
     return out
 
 
+@renamed_kwargs(level="hdi_prob", prior=("priors", _rate_prior))
 def coverage(
     method: str,
     n: int,
     p_grid: Sequence[float] | np.ndarray,
     *,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     n_sims: int | None = None,
-    prior: tuple[float, float] = (1.0, 1.0),
+    priors: dict[str, Any] | None = None,
     random_seed: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     r"""Coverage and expected width of a binomial interval at each true proportion.
@@ -306,12 +312,12 @@ def coverage(
         Trials per study (a whole number >= 1).
     p_grid
         True proportions in [0, 1] (1-d).
-    level
-        Nominal level, in (0, 1).
+    hdi_prob
+        Nominal level (confidence level or credible mass), in (0, 1).
     n_sims
         Simulated studies per true proportion; None (default) for the exact sums.
-    prior
-        Beta prior :math:`(a, b)` of the ``bayes_*`` methods.
+    priors
+        ``{"rate": prior}`` of the ``bayes_*`` methods, as for :func:`binomial`.
     random_seed
         Seed or ``numpy.random.Generator`` for the simulation.
 
@@ -320,12 +326,13 @@ def coverage(
     pandas.DataFrame
         Index ``p``; columns ``coverage``, ``coverage_se`` (binomial Monte Carlo
         standard error :math:`\sqrt{C(1-C)/n_\text{sims}}`, 0 for the exact sums),
-        ``mean_width`` and ``n``; ``attrs`` record method, level, n_sims and prior.
+        ``mean_width`` and ``n``; ``attrs`` record method, hdi_prob, n_sims and
+        prior (the ``(a, b)`` of the ``bayes_*`` methods' Beta prior, else None).
 
     Raises
     ------
     ValueError
-        For a bad method, ``n``, ``p_grid``, level, ``n_sims`` or prior.
+        For a bad method, ``n``, ``p_grid``, ``hdi_prob``, ``n_sims`` or prior.
 
     Examples
     --------
@@ -339,7 +346,7 @@ def coverage(
     n = _whole(n, "n", minimum=1)
     p = _proportions(p_grid, "p_grid")
     ks = np.arange(n + 1)
-    lower, upper = binomial(ks, n, method=method, level=level, prior=prior)
+    lower, upper = binomial(ks, n, method=method, hdi_prob=hdi_prob, priors=priors)
     width = upper - lower
     cov = np.empty(p.size)
     mean_width = np.empty(p.size)
@@ -365,11 +372,12 @@ def coverage(
                         "n": np.full(p.size, n, dtype=np.int64)},
                        index=pd.Index(p, name="p"))
     method = _method(method)
-    out.attrs.update(method=method, level=float(level), n_sims=n_sims,
-                     prior=_prior(prior) if method in _BAYES else None)
+    out.attrs.update(method=method, hdi_prob=float(hdi_prob), n_sims=n_sims,
+                     prior=_prior(priors) if method in _BAYES else None)
     return out
 
 
+@renamed_kwargs(level="hdi_prob")
 def coverage_composite(
     metric: str | registry.Metric,
     *,
@@ -378,7 +386,7 @@ def coverage_composite(
     tpr_grid: Sequence[float] | np.ndarray,
     tnr_grid: Sequence[float] | np.ndarray | None = None,
     prevalence: float | None = None,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     n_sims: int = 200,
     draws: int = 1000,
     random_seed: int | np.random.Generator | None = None,
@@ -399,8 +407,8 @@ def coverage_composite(
     3. each study's posterior under flat priors, :math:`\text{tpr} \sim
        \mathrm{Beta}(1 + tp, 1 + fn)` and :math:`\text{tnr} \sim
        \mathrm{Beta}(1 + tn, 1 + fp)`, gives ``draws`` draws of the metric at
-       :math:`\varphi` (:func:`bayescm.metrics.evaluate`) and their ``level`` HDI
-       (:func:`bayescm.summary.hdi`);
+       :math:`\varphi` (:func:`bayescm.metrics.evaluate`) and their ``hdi_prob``
+       HDI (:func:`bayescm.stats.hdi`);
     4. the coverage is the share of studies whose HDI contains :math:`m^*`.
 
     All studies of a grid point are one (n_sims, draws) array (in blocks of bounded
@@ -408,10 +416,11 @@ def coverage_composite(
 
     The coverage is that of the interval *as computed from* ``draws`` draws, and
     that interval is slightly too short: the sample HDI spans
-    :math:`\lfloor \text{level} \cdot \text{draws} \rfloor` gaps between sorted
-    draws, which hold on average :math:`\lfloor \text{level} \cdot \text{draws}
-    \rfloor / (\text{draws} + 1)` of the posterior mass (0.949 for 1,000 draws at
-    95%), and taking the narrowest window favours windows holding less.  For F1
+    :math:`\lfloor p \cdot \text{draws} \rfloor` gaps between sorted
+    draws (:math:`p` = ``hdi_prob``), which hold on average
+    :math:`\lfloor p \cdot \text{draws} \rfloor / (\text{draws} + 1)` of the
+    posterior mass (0.949 for 1,000 draws at 95%), and taking the narrowest window
+    favours windows holding less.  For F1
     with 50 + 50 cases the coverage is about 0.935 with 200 draws, 0.944 with 1,000
     and 0.947 with 5,000 (20,000 studies each); with 20 draws the "HDI" is the range
     of the draws and covers about 19/21 = 0.905.
@@ -429,13 +438,14 @@ def coverage_composite(
         :math:`\varphi` at which the metric is evaluated, in (0, 1); default the test
         set's :math:`n_+/(n_+ + n_-)`.  Prevalence-free metrics (tpr, tnr, bm, ...)
         do not depend on it.
-    level
-        Credible mass, in (0, 1).
+    hdi_prob
+        Credible mass, in (0, 1) (the deprecated ``level=`` is an alias).
     n_sims
         Simulated studies per grid point; the coverage's Monte Carlo standard error
         is about :math:`\sqrt{0.05 \cdot 0.95 / n_\text{sims}}`.
     draws
-        Posterior draws per study (at least 10).
+        Posterior draws per study (at least 10): i.i.d. from the closed form in one
+        chain, so the total per study.
     random_seed
         Seed or ``numpy.random.Generator``.
 
@@ -452,7 +462,7 @@ def coverage_composite(
     KeyError
         For an unknown metric.
     ValueError
-        For bad class sizes, grids, prevalence, level, ``n_sims`` or ``draws``.
+        For bad class sizes, grids, prevalence, ``hdi_prob``, ``n_sims`` or ``draws``.
 
     Examples
     --------
@@ -475,7 +485,7 @@ def coverage_composite(
         phi = float(prevalence)
         if not 0 < phi < 1:
             raise ValueError(f"prevalence must lie in (0, 1), got {prevalence!r}.")
-    level = _level(level)
+    level = _hdi_prob(hdi_prob)
     n_sims = _whole(n_sims, "n_sims", minimum=1)
     draws = _whole(draws, "draws", minimum=10)
     rng = np.random.default_rng(random_seed)
@@ -493,12 +503,14 @@ def coverage_composite(
             lower, upper = np.empty(n_sims), np.empty(n_sims)
             for s in range(0, n_sims, chunk):
                 part = slice(s, s + chunk)
+                # one row of draws per study: parameters broadcast to (studies, draws)
                 shape = (tp[part].size, draws)
-                tpr_d = rng.beta((1 + tp[part])[:, None], (1 + n_pos - tp[part])[:, None],
-                                 size=shape)
-                tnr_d = rng.beta((1 + tn[part])[:, None], (1 + n_neg - tn[part])[:, None],
-                                 size=shape)
-                lower[part], upper[part] = hdi(metric_of(tpr_d, tnr_d), level)
+                post = draw_conjugate(rng, (), betas={
+                    "tpr": (np.broadcast_to((1 + tp[part])[:, None], shape),
+                            (1 + n_pos - tp[part])[:, None]),
+                    "tnr": (np.broadcast_to((1 + tn[part])[:, None], shape),
+                            (1 + n_neg - tn[part])[:, None])})
+                lower[part], upper[part] = hdi(metric_of(post["tpr"], post["tnr"]), level)
             if np.isfinite(truth):
                 share = float(np.mean((lower <= truth) & (truth <= upper)))
             else:
@@ -507,7 +519,7 @@ def coverage_composite(
                          "coverage_se": np.sqrt(share * (1 - share) / n_sims),
                          "mean_width": float(np.mean(upper - lower))})
     out = pd.DataFrame(rows).set_index(["tpr", "tnr"])
-    out.attrs.update(metric=m.key, n_pos=n_pos, n_neg=n_neg, prevalence=phi, level=level,
+    out.attrs.update(metric=m.key, n_pos=n_pos, n_neg=n_neg, prevalence=phi, hdi_prob=level,
                      n_sims=n_sims, draws=draws, prior="Beta(1, 1) on tpr and tnr")
     return out
 
@@ -521,30 +533,20 @@ def _method(method: Any) -> str:
     return method
 
 
-def _level(level: Any) -> float:
+def _hdi_prob(hdi_prob: Any) -> float:
     try:
-        value = float(level)
+        value = float(hdi_prob)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}.") from err
+        raise ValueError(f"hdi_prob must be a number in (0, 1), got {hdi_prob!r}.") from err
     if not 0 < value < 1:
         hint = f" (a percentage? use {value / 100:g})" if 1 < value < 100 else ""
-        raise ValueError(f"level must lie in (0, 1), got {level!r}{hint}.")
+        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}{hint}.")
     return value
 
 
-def _prior(prior: Any) -> tuple[float, float]:
-    try:
-        a, b = (float(v) for v in prior)
-    except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"prior must be (a, b) of a Beta prior, e.g. (1, 1) flat or (0.5, 0.5) "
-            f"Jeffreys, got {prior!r}."
-        ) from err
-    if not (a > 0 and b > 0 and np.isfinite(a) and np.isfinite(b)):
-        raise ValueError(
-            f"prior (a, b) must be finite and positive (a proper Beta), got {prior!r}."
-        )
-    return a, b
+def _prior(priors: Any) -> tuple[float, float]:
+    """``(a, b)`` of the proper Beta prior of the rate."""
+    return named(priors, _DEFAULT_PRIORS, where="intervals", proper=True)["rate"].params
 
 
 def _counts(k: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,24 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-CELLS = ("tp", "fn", "fp", "tn")
+from bayescm.data import CELLS
+
+__all__ = [
+    "ALIASES",
+    "LOWER_IS_BETTER",
+    "REGISTRY",
+    "Metric",
+    "cells_from_rates",
+    "compute",
+    "div",
+    "evaluate",
+    "fbeta",
+    "get",
+    "higher_is_better",
+    "names",
+    "plug_in",
+    "resolve",
+]
 
 
 def _is_xr(*xs: Any) -> bool:
@@ -241,6 +258,25 @@ ALIASES: dict[str, str] = {
     "f1_score": "f1", "matthews": "mcc", "cohen_kappa": "kappa",
     "prevalence_threshold": "pt", "predicted_positive_rate": "bias",
 }
+
+
+LOWER_IS_BETTER: frozenset[str] = frozenset({"fpr", "fnr", "fdr", "for", "err", "lr_neg"})
+"""Metrics for which a smaller value is better; for every other metric larger is better.
+
+Leaderboards rank these smallest first and comparisons report P(A better than B) as
+P(metric_A < metric_B - margin)."""
+
+
+def higher_is_better(metric: str | Metric) -> bool:
+    """Whether a larger value of ``metric`` (key, alias or Metric) is better.
+
+    Examples
+    --------
+    >>> higher_is_better("mcc"), higher_is_better("fallout")  # fallout = fpr
+    (True, False)
+    """
+    key = metric.key if isinstance(metric, Metric) else get(metric).key
+    return key not in LOWER_IS_BETTER
 
 
 def cells_from_rates(prevalence: Any, tpr: Any, tnr: Any) -> tuple[Any, Any, Any, Any]:

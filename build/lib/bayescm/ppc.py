@@ -23,11 +23,50 @@ the model.
 
 from __future__ import annotations
 
+import html
+
 import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayescm.stats import SAMPLE_DIMS
+
+__all__ = ["STATISTICS", "PredictiveCheck", "posterior_predictive_check"]
+
 STATISTICS = ("chi2", "g2")
+
+
+class PredictiveCheck(pd.DataFrame):
+    """Result of :func:`posterior_predictive_check`: a DataFrame with a readable header.
+
+    One row per table and ``"all"``; columns ``observed``, ``replicated``,
+    ``p_value``.  It is a DataFrame (indexing, ``iterrows``, ``to_string`` work as
+    usual); :meth:`to_frame` returns a plain copy, and the repr and HTML repr say
+    what the numbers mean.
+    """
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame  # derived frames are plain DataFrames
+
+    def to_frame(self) -> pd.DataFrame:
+        """A plain ``pandas.DataFrame`` copy (with ``attrs``)."""
+        frame = pd.DataFrame(self, copy=True)
+        frame.attrs = dict(self.attrs)
+        return frame
+
+    def _header(self) -> str:
+        statistic = self.attrs.get("statistic", "chi2")
+        name = {"chi2": "chi-square", "g2": "G-square"}.get(statistic, statistic)
+        return (f"Posterior predictive check ({name} discrepancy): p_value = "
+                "P(D(y_rep) >= D(y)); near 0 the model cannot reproduce the data")
+
+    def __repr__(self) -> str:
+        return f"{self._header()}\n{pd.DataFrame.__repr__(self.to_frame())}"
+
+    def _repr_html_(self) -> str:
+        table = self.to_frame().to_html(float_format="{:.4g}".format)
+        return f"<div><p><b>{html.escape(self._header())}</b></p>{table}</div>"
 
 
 def _discrepancy(y: np.ndarray, expected: np.ndarray, statistic: str) -> np.ndarray:
@@ -42,7 +81,7 @@ def _discrepancy(y: np.ndarray, expected: np.ndarray, statistic: str) -> np.ndar
 
 def posterior_predictive_check(
     idata: az.InferenceData, *, statistic: str = "chi2"
-) -> pd.DataFrame:
+) -> PredictiveCheck:
     """Bayesian p-value of a chi-square or G-square discrepancy, per table.
 
     Parameters
@@ -54,8 +93,8 @@ def posterior_predictive_check(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per table (population or classifier) and a row ``"all"`` for the
+    PredictiveCheck
+        A DataFrame with one row per table (population or classifier) and a row ``"all"`` for the
         sum over tables: ``observed`` (posterior mean of D(y, E)), ``replicated``
         (mean of D(y_rep, E)) and ``p_value``.
 
@@ -79,10 +118,10 @@ def posterior_predictive_check(
     if prob is None:
         raise KeyError("The posterior has neither 'pattern_prob' nor 'theta'.")
     cell = prob.dims[-1]
-    unit = next(d for d in prob.dims if d not in ("chain", "draw", cell))
+    unit = next(d for d in prob.dims if d not in (*SAMPLE_DIMS, cell))
     y = idata.observed_data["counts"].transpose(unit, cell)
-    rep = idata.posterior_predictive["counts"].transpose("chain", "draw", unit, cell)
-    prob = prob.transpose("chain", "draw", unit, cell)
+    rep = idata.posterior_predictive["counts"].transpose(*SAMPLE_DIMS, unit, cell)
+    prob = prob.transpose(*SAMPLE_DIMS, unit, cell)
     expected = prob.values * y.sum(cell).values[:, None]
     d_obs = _discrepancy(y.values.astype(float), expected, statistic)
     d_rep = _discrepancy(rep.values.astype(float), expected, statistic)
@@ -93,8 +132,8 @@ def posterior_predictive_check(
                       float(np.mean(d_rep[..., i] >= d_obs[..., i])))
     tot_obs, tot_rep = d_obs.sum(-1), d_rep.sum(-1)
     rows["all"] = (tot_obs.mean(), tot_rep.mean(), float(np.mean(tot_rep >= tot_obs)))
-    out = pd.DataFrame.from_dict(rows, orient="index",
-                                 columns=["observed", "replicated", "p_value"])
+    out = PredictiveCheck(pd.DataFrame.from_dict(rows, orient="index",
+                                                 columns=["observed", "replicated", "p_value"]))
     out.index.name = unit
     out.attrs["statistic"] = statistic
     return out

@@ -21,19 +21,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "Beta",
+    "Dirichlet",
+    "Gamma",
+    "Prior",
+    "PriorError",
+    "check_names",
+    "coerce",
+    "defaults",
+    "named",
+    "parse",
+    "resolve",
+    "to_attrs",
+]
+
 
 class PriorError(ValueError):
     """A prior specification that cannot be used; the message says what to change."""
 
 
 @dataclass(frozen=True)
-class Beta:
-    r"""Beta(alpha, beta) prior on a rate in (0, 1).
-
-    ``alpha`` and ``beta`` act as pseudo-counts of successes and failures.
-    Beta(1, 1) is uniform (Laplace), Beta(1/2, 1/2) Jeffreys, and Beta(0, 0)
-    Haldane's improper prior, accepted only where the posterior is proper.
-    """
+class _TwoParameter:
+    """A prior with two non-negative parameters ``alpha`` and ``beta``."""
 
     alpha: float
     beta: float
@@ -42,7 +52,8 @@ class Beta:
         for name in ("alpha", "beta"):
             v = getattr(self, name)
             if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise PriorError(f"Beta {name} must be a finite number >= 0, got {v!r}.")
+                raise PriorError(
+                    f"{type(self).__name__} {name} must be a finite number >= 0, got {v!r}.")
         object.__setattr__(self, "alpha", float(self.alpha))
         object.__setattr__(self, "beta", float(self.beta))
 
@@ -56,7 +67,17 @@ class Beta:
         return (self.alpha, self.beta)
 
     def __repr__(self) -> str:
-        return f"Beta({self.alpha:g}, {self.beta:g})"
+        return f"{type(self).__name__}({self.alpha:g}, {self.beta:g})"
+
+
+@dataclass(frozen=True, repr=False)
+class Beta(_TwoParameter):
+    r"""Beta(alpha, beta) prior on a rate in (0, 1).
+
+    ``alpha`` and ``beta`` act as pseudo-counts of successes and failures.
+    Beta(1, 1) is uniform (Laplace), Beta(1/2, 1/2) Jeffreys, and Beta(0, 0)
+    Haldane's improper prior, accepted only where the posterior is proper.
+    """
 
 
 @dataclass(frozen=True)
@@ -86,7 +107,29 @@ class Dirichlet:
         return "Dirichlet(" + ", ".join(f"{x:g}" for x in self.alpha) + ")"
 
 
-Prior = Beta | Dirichlet
+@dataclass(frozen=True, repr=False)
+class Gamma(_TwoParameter):
+    r"""Gamma(alpha, beta) prior on a positive quantity (shape ``alpha``, rate ``beta``).
+
+    PyMC's parametrisation: mean :math:`\alpha / \beta`, variance
+    :math:`\alpha / \beta^2` (``scipy.stats.gamma(alpha, scale=1 / beta)``).  Used
+    for concentrations such as the ``kappa`` of the folds model; Gamma(0, 0) is
+    improper (``proper`` is False).
+    """
+
+
+Prior = Beta | Dirichlet | Gamma
+
+_KINDS: dict[str, type] = {"beta": Beta, "dirichlet": Dirichlet, "gamma": Gamma}
+_HOW = {
+    "beta": ("bayescm.priors.Beta(a, b), a string 'beta:a,b', a pair (a, b), "
+             "scipy.stats.beta(a, b) or pymc_extras Prior('Beta', alpha=a, beta=b)"),
+    "dirichlet": ("bayescm.priors.Dirichlet((a1, ..., ak)), a string 'dirichlet:a1,...,ak', "
+                  "a sequence of k concentrations or pymc_extras Prior('Dirichlet', a=[...])"),
+    "gamma": ("bayescm.priors.Gamma(alpha, beta), a pair (alpha, beta), "
+              "scipy.stats.gamma(alpha, scale=1 / beta) or pymc_extras "
+              "Prior('Gamma', alpha=alpha, beta=beta)"),
+}
 
 # Each model family registers its defaults here (bayescm.models.register_family): the
 # families own their priors, this module only shows them.
@@ -111,39 +154,214 @@ def defaults(model: str) -> dict[str, Prior]:
     return dict(_DEFAULTS[model])
 
 
-def coerce(spec: Any, *, name: str) -> Prior:
-    """Turn a user's prior into a :class:`Beta` or :class:`Dirichlet`.
+def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter") -> Prior:
+    """Turn any accepted prior into a :class:`Beta`, :class:`Dirichlet` or :class:`Gamma`.
 
-    Accepts our own specs, strings like ``"beta:20,4"`` or ``"dirichlet:1,1,1,1"``,
-    ``pymc_extras.prior.Prior("Beta", alpha=..., beta=...)``, frozen
-    ``scipy.stats.beta(a, b)`` distributions and ``(alpha, beta)`` tuples.
+    The one place where priors are read; every builder and function that takes
+    ``priors={name: prior}`` goes through it (via :func:`resolve` or directly).
+
+    Parameters
+    ----------
+    spec
+        One of
+
+        * bayescm's own specs: :class:`Beta`, :class:`Dirichlet`, :class:`Gamma`;
+        * a string ``"beta:a,b"`` or ``"dirichlet:a1,...,ak"``;
+        * a ``pymc_extras.prior.Prior`` (or any object with a ``distribution``
+          name and a ``parameters`` mapping): ``Prior("Beta", alpha=, beta=)`` or
+          ``Prior("Beta", mu=, sigma=)``, ``Prior("Dirichlet", a=)``,
+          ``Prior("Gamma", alpha=, beta=)`` or ``Prior("Gamma", mu=, sigma=)``,
+          with numeric parameters;
+        * a frozen ``scipy.stats.beta(a, b)`` (loc 0 and scale 1 only) or
+          ``scipy.stats.gamma(a, scale=s)`` (loc 0; rate ``1 / s``);
+        * a pair ``(a, b)`` (Beta, or Gamma when ``kind="gamma"``), or a sequence of
+          concentrations when ``kind="dirichlet"``.
+    kind
+        ``"beta"``, ``"dirichlet"`` or ``"gamma"`` to require that family (and to
+        read pairs and sequences as it); None accepts any.
+    name
+        The parameter's name, for messages.
+
+    Raises
+    ------
+    PriorError
+        For anything else, saying what to pass.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> coerce(stats.beta(2, 3), name="tpr"), coerce((2, 3), kind="gamma", name="kappa")
+    (Beta(2, 3), Gamma(2, 3))
     """
-    if isinstance(spec, Beta | Dirichlet):
+    if kind is not None and kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)} or None, got {kind!r}.")
+    out = _coerce_any(spec, kind, name)
+    if kind is not None and not isinstance(out, _KINDS[kind]):
+        raise PriorError(
+            f"The prior for {name!r} must be a {_KINDS[kind].__name__}, got {out!r}; pass "
+            f"{_HOW[kind]}."
+        )
+    return out
+
+
+def _coerce_any(spec: Any, kind: str | None, name: str) -> Prior:
+    how = _HOW[kind or "beta"]
+    if isinstance(spec, Beta | Dirichlet | Gamma):
         return spec
     if isinstance(spec, str):
         return parse(spec)
     dist = getattr(spec, "distribution", None)
     params = getattr(spec, "parameters", None)
     if isinstance(dist, str) and isinstance(params, Mapping):  # pymc_extras Prior
-        if dist == "Beta" and set(params) == {"alpha", "beta"}:
-            return Beta(float(params["alpha"]), float(params["beta"]))
-        if dist == "Dirichlet" and set(params) == {"a"}:
-            return Dirichlet(tuple(params["a"]))
+        return _from_named(dist, dict(params), name, how)
+    frozen = getattr(spec, "dist", None)
+    if hasattr(frozen, "shapes") and hasattr(spec, "args") and hasattr(spec, "kwds"):
+        return _from_scipy(spec, name, how)
+    if isinstance(spec, Sequence) and not isinstance(spec, bytes):
+        try:
+            values = tuple(float(v) for v in spec)
+        except (TypeError, ValueError):
+            values = ()
+        if kind == "dirichlet" and values:
+            return Dirichlet(values)
+        if len(values) == 2:
+            return (Gamma if kind == "gamma" else Beta)(*values)
+    raise PriorError(f"Cannot use {spec!r} as the prior for {name!r}; pass {how}.")
+
+
+def _number(value: Any, what: str, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
         raise PriorError(
-            f"Prior for {name!r}: only Beta(alpha, beta) and Dirichlet(a) are supported "
-            f"here, got {dist} with {sorted(params)}."
-        )
-    sp = getattr(spec, "dist", None)
-    if getattr(sp, "name", None) == "beta" and len(getattr(spec, "args", ())) == 2:
-        if getattr(spec, "kwds", {}):
-            raise PriorError(f"Prior for {name!r}: scipy beta with loc/scale is not a rate prior.")
-        return Beta(*map(float, spec.args))
-    if isinstance(spec, Sequence) and len(spec) == 2:
-        return Beta(float(spec[0]), float(spec[1]))
+            f"Prior for {name!r}: parameter {what} must be a number, got {value!r} (nested "
+            "or hierarchical priors are not supported here)."
+        ) from None
+
+
+def _from_named(dist: str, params: dict[str, Any], name: str, how: str) -> Prior:
+    keys = set(params)
+    if dist in ("Beta", "Gamma"):
+        if keys == {"alpha", "beta"}:
+            a, b = (_number(params[k], k, name) for k in ("alpha", "beta"))
+            return Beta(a, b) if dist == "Beta" else Gamma(a, b)
+        if keys == {"mu", "sigma"}:
+            mu, sigma = (_number(params[k], k, name) for k in ("mu", "sigma"))
+            if dist == "Gamma" and mu > 0 and sigma > 0:
+                return Gamma(mu**2 / sigma**2, mu / sigma**2)
+            kappa = mu * (1 - mu) / sigma**2 - 1 if sigma > 0 else -1.0
+            if dist == "Beta" and 0 < mu < 1 and kappa > 0:
+                return Beta(mu * kappa, (1 - mu) * kappa)
+            raise PriorError(f"Prior for {name!r}: {dist}(mu={mu:g}, sigma={sigma:g}) is not a "
+                             "valid distribution.")
+    if dist == "Dirichlet" and keys == {"a"}:
+        try:
+            return Dirichlet(tuple(float(x) for x in params["a"]))
+        except (TypeError, ValueError):
+            pass
     raise PriorError(
-        f"Cannot use {spec!r} as the prior for {name!r}; give bayescm.priors.Beta(a, b), "
-        "a string 'beta:a,b', or pymc_extras Prior('Beta', alpha=a, beta=b)."
+        f"Prior for {name!r}: cannot use {dist} with parameters {sorted(params)}; pass {how}."
     )
+
+
+def _from_scipy(spec: Any, name: str, how: str) -> Prior:
+    dist = spec.dist
+    shapes = [s.strip() for s in (dist.shapes or "").split(",") if s.strip()]
+    params = {"loc": 0.0, "scale": 1.0}
+    params.update(zip([*shapes, "loc", "scale"], spec.args, strict=False))
+    params.update(spec.kwds)
+    family = getattr(dist, "name", type(dist).__name__)
+    if family == "beta" and set(shapes) == {"a", "b"}:
+        if float(params["loc"]) != 0 or float(params["scale"]) != 1:
+            raise PriorError(
+                f"Prior for {name!r}: scipy.stats.beta with loc={params['loc']:g}, "
+                f"scale={params['scale']:g} is not a distribution on (0, 1); pass "
+                "scipy.stats.beta(a, b) without loc and scale."
+            )
+        return Beta(float(params["a"]), float(params["b"]))
+    if family == "gamma" and shapes == ["a"]:
+        if float(params["loc"]) != 0 or not float(params["scale"]) > 0:
+            raise PriorError(
+                f"Prior for {name!r}: scipy.stats.gamma with loc={params['loc']:g} is not "
+                "supported; pass scipy.stats.gamma(alpha, scale=1 / beta)."
+            )
+        return Gamma(float(params["a"]), 1.0 / float(params["scale"]))
+    raise PriorError(f"Prior for {name!r}: cannot use scipy's {family} distribution; pass {how}.")
+
+
+def check_names(
+    priors: Any,
+    defaults: Mapping[str, Prior],
+    *,
+    where: str,
+    hints: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``priors`` as a dict after checking it is ``{name: prior}`` with known names.
+
+    ``hints`` adds a sentence for particular unknown names (e.g. why a parameter
+    plays no role).  Raises :class:`PriorError` saying what to pass.
+    """
+    if priors is not None and (not isinstance(priors, Mapping) or hasattr(priors, "parameters")):
+        example = next(iter(defaults))
+        raise PriorError(
+            f"{where}: priors must be a dict {{name: prior}} with names {list(defaults)}, e.g. "
+            f"{{{example!r}: {defaults[example]!r}}}; got {type(priors).__name__}."
+        )
+    given = dict(priors or {})
+    unknown = sorted(set(map(str, given)) - set(defaults))
+    if unknown:
+        hint = "".join(f" ({text})" for key, text in (hints or {}).items() if key in unknown)
+        raise PriorError(
+            f"{where}: priors has unknown key(s) {unknown}{hint}; it takes priors for "
+            f"{list(defaults)} only."
+        )
+    return given
+
+
+def named(
+    priors: Mapping[str, Any] | None,
+    defaults: Mapping[str, Prior],
+    *,
+    where: str,
+    proper: bool = False,
+) -> dict[str, Prior]:
+    """``defaults`` with the user's ``priors={name: prior}`` applied, each coerced.
+
+    For functions whose priors are one per named quantity (no per-classifier
+    mappings).  Every value goes through :func:`coerce` with the default's family.
+
+    Parameters
+    ----------
+    priors
+        The user's mapping (None for the defaults).
+    defaults
+        ``name -> default prior``; its keys are the names accepted.
+    where
+        The function's name, for messages.
+    proper
+        Require proper priors (positive parameters).
+
+    Raises
+    ------
+    PriorError
+        For a value that is not a mapping, unknown names, or priors that cannot be used.
+
+    Examples
+    --------
+    >>> named({"tpr": (2, 3)}, {"tpr": Beta(1, 1), "fpr": Beta(1, 1)}, where="roc")
+    {'tpr': Beta(2, 3), 'fpr': Beta(1, 1)}
+    """
+    given = check_names(priors, defaults, where=where)
+    out = {}
+    for key, default in defaults.items():
+        kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
+        out[key] = coerce(given.get(key, default), kind=kind, name=key)
+        if proper and not out[key].proper:
+            raise PriorError(
+                f"{where}: the prior for {key!r} must be proper (positive parameters), got "
+                f"{out[key]!r}; e.g. Beta(1, 1) (flat) or Beta(0.5, 0.5) (Jeffreys)."
+            )
+    return out
 
 
 def parse(text: str) -> Prior:
@@ -186,15 +404,16 @@ def resolve(
     for key, default in base.items():
         names = list(units.get(key, classifiers))
         spec = overrides.get(key, default)
+        kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
         if isinstance(spec, Mapping) and not hasattr(spec, "distribution"):
             bad = sorted(set(map(str, spec)) - set(names))
             if bad:
                 raise PriorError(
                     f"Prior for {key!r} names {bad}, which are not in the data ({names})."
                 )
-            per = [coerce(spec.get(c, default), name=key) for c in names]
+            per = [coerce(spec.get(c, default), kind=kind, name=key) for c in names]
         else:
-            per = [coerce(spec, name=key)] * len(names)
+            per = [coerce(spec, kind=kind, name=key)] * len(names)
         if any(type(p) is not type(default) for p in per):
             raise PriorError(f"Prior for {key!r} must be a {type(default).__name__}.")
         if isinstance(default, Dirichlet) and any(len(p.alpha) != len(default.alpha) for p in per):

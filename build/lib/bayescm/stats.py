@@ -29,6 +29,7 @@ from scipy import special
 __all__ = [
     "SAMPLE_DIMS",
     "beta_hdi",
+    "beta_hdi_any",
     "check_hdi_prob",
     "conjugate_draws",
     "draw_conjugate",
@@ -161,6 +162,41 @@ def beta_hdi(a: Any, b: Any, *, hdi_prob: float = 0.95) -> tuple[np.ndarray, np.
     lower[right], upper[right] = special.betaincinv(a[right], 1.0, 1 - p), 1.0
     if inner.any():
         lower[inner], upper[inner] = _hdi_unimodal(a[inner], b[inner], p)
+    return lower, upper
+
+
+def beta_hdi_any(a: Any, b: Any, *, hdi_prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    r"""Highest-density interval of any :math:`\mathrm{Beta}(a, b)`, :math:`a, b > 0`.
+
+    :func:`beta_hdi` where both shapes are at least 1.  A monotone density puts
+    the interval against its mode: :math:`[0, F^{-1}(p)]` for :math:`a < 1 \le b`
+    (density unbounded at 0) and :math:`[F^{-1}(1 - p), 1]` for
+    :math:`b < 1 \le a`.  A U-shaped Beta (:math:`a, b < 1`) has no connected HDI;
+    it gets the equal-tailed interval :math:`[F^{-1}((1-p)/2), F^{-1}((1+p)/2)]`,
+    as does the uniform Beta(1, 1) (every interval of length :math:`p` is an HDI).
+
+    Examples
+    --------
+    >>> lo, hi = beta_hdi_any([0.5, 3.0], [10.5, 0.5], hdi_prob=0.9)
+    >>> lo[0], hi[1]
+    (np.float64(0.0), np.float64(1.0))
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    if not (np.all(a > 0) and np.all(b > 0) and np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("beta_hdi_any needs finite shape parameters a, b > 0.")
+    p = check_hdi_prob(hdi_prob)
+    lower, upper = np.empty(a.shape), np.empty(a.shape)
+    regular = (a >= 1) & (b >= 1)
+    falling = (a < 1) & (b >= 1)
+    rising = (a >= 1) & (b < 1)
+    u_shaped = (a < 1) & (b < 1)
+    lower[regular], upper[regular] = beta_hdi(a[regular], b[regular], hdi_prob=p)
+    lower[falling] = 0.0
+    upper[falling] = special.betaincinv(a[falling], b[falling], p)
+    lower[rising] = special.betaincinv(a[rising], b[rising], 1 - p)
+    upper[rising] = 1.0
+    lower[u_shaped] = special.betaincinv(a[u_shaped], b[u_shaped], (1 - p) / 2)
+    upper[u_shaped] = special.betaincinv(a[u_shaped], b[u_shaped], (1 + p) / 2)
     return lower, upper
 
 

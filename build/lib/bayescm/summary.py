@@ -1,8 +1,8 @@
 """``summary``: one table of every metric's posterior, with plug-in values.
 
-The HDI is computed as ArviZ does (the narrowest window holding
-``floor(hdi_prob * n)`` sorted draws), vectorised over classifiers and metrics,
-so a batch of 1,000 classifiers is summarised in one pass.
+The HDI is :func:`bayescm.stats.hdi` (ArviZ's estimator: the narrowest window
+holding ``floor(hdi_prob * n)`` sorted draws), vectorised over classifiers and
+metrics, so a batch of 1,000 classifiers is summarised in one pass.
 """
 
 from __future__ import annotations
@@ -16,31 +16,11 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
+from bayescm.stats import SAMPLE_DIMS, hdi
+
+__all__ = ["COLUMNS", "hdi", "select_classifiers", "summary"]
 
 COLUMNS = ["plug_in", "mean", "sd", "median", "hdi_lower", "hdi_upper", "hdi_width"]
-
-
-def hdi(values: np.ndarray, hdi_prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Highest-density interval of each row of ``values`` (draws on the last axis).
-
-    Same estimator as ``arviz.hdi`` for unimodal samples; rows with NaN give NaN.
-    """
-    return _hdi_sorted(np.sort(np.asarray(values, dtype=float), axis=-1), hdi_prob)
-
-
-def _hdi_sorted(x: np.ndarray, hdi_prob: float) -> tuple[np.ndarray, np.ndarray]:
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob}.")
-    n = x.shape[-1]
-    inc = int(np.floor(hdi_prob * n))
-    widths = x[..., inc:] - x[..., : n - inc]
-    idx = np.argmin(np.where(np.isnan(widths), np.inf, widths), axis=-1)[..., None]
-    lower = np.take_along_axis(x, idx, -1)[..., 0]
-    upper = np.take_along_axis(x, idx + inc, -1)[..., 0]
-    bad = np.isnan(x).any(axis=-1)
-    lower[bad] = np.nan
-    upper[bad] = np.nan
-    return lower, upper
 
 
 def select_classifiers(obj: xr.Dataset | xr.DataArray, classifiers: str | Sequence[str] | None
@@ -123,7 +103,7 @@ def summary(
     # parameters may have fewer dims than metrics (a population's prevalence is shared
     # by its classifiers): broadcast everything to the fullest set of unit dims
     widest = max(keys, key=lambda k: ds[k].ndim)
-    unit_dims = [d for d in ds[widest].dims if d not in ("chain", "draw")]
+    unit_dims = [d for d in ds[widest].dims if d not in SAMPLE_DIMS]
     if "classifier" not in unit_dims:
         raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
     ds = select_classifiers(ds, classifiers)
@@ -135,7 +115,7 @@ def summary(
         plug = registry.compute(obs.sel(classifier=ds["classifier"].values), keys)
 
     def one(key: str) -> dict[str, np.ndarray]:
-        da = ds[key].broadcast_like(ds[widest]).transpose(*unit_dims, "chain", "draw")
+        da = ds[key].broadcast_like(ds[widest]).transpose(*unit_dims, *SAMPLE_DIMS)
         flat = da.values.reshape(len(units), -1)
         cols = _stats(flat, hdi_prob)
         cols["undefined"] = (~np.isfinite(flat)).sum(axis=-1) / flat.shape[-1]
@@ -167,7 +147,7 @@ def _stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
         # one sort serves the median and the HDI
         x = np.sort(flat, axis=-1)
         n = x.shape[-1]
-        lower, upper = _hdi_sorted(x, hdi_prob)
+        lower, upper = hdi(x, hdi_prob, presorted=True)
         return {"mean": flat.mean(-1), "sd": flat.std(-1, ddof=1),
                 "median": 0.5 * (x[:, (n - 1) // 2] + x[:, n // 2]),
                 "hdi_lower": lower, "hdi_upper": upper, "hdi_width": upper - lower}

@@ -17,6 +17,12 @@ hard cases).  It models the joint outcomes: for each true class
 so :math:`TPR_A = \psi^+_{11} + \psi^+_{10}`, :math:`TPR_B = \psi^+_{11} +
 \psi^+_{01}` (likewise TNR from :math:`\psi^-`), and every metric of A and B is a
 function of the *same* draw.  The posterior is conjugate and drawn exactly.
+
+"Better" follows the metric's direction (:func:`bayescm.metrics.higher_is_better`):
+for most metrics A is better by ``margin`` when :math:`m_A - m_B > \text{margin}`;
+for the lower-is-better metrics (``err``, ``fpr``, ``fnr``, ``fdr``, ``for``,
+``lr_neg``) when :math:`m_A - m_B < -\text{margin}`.  Both functions draw i.i.d.
+from closed forms in one chain, so their ``draws`` is the total number of draws.
 Treating a paired design as independent ignores the shared cases: with
 positively correlated errors the interval of the difference is too wide (and the
 probability that A is better too timid); the tests show both on simulated data.
@@ -24,6 +30,7 @@ probability that A is better too timid); the tests show both on simulated data.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +39,11 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws, select
+from bayescm.analysis.posterior import metric_draws, select
 from bayescm.data import CountsError, resolve_positive
-from bayescm.summary import hdi
+from bayescm.stats import SAMPLE_DIMS, draw_conjugate, hdi
+
+__all__ = ["Comparison", "compare", "compare_paired", "paired_counts"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +57,12 @@ class Comparison:
     difference
         Draws of metric_A - metric_B (dims chain, draw).
     probability
-        P(metric_A - metric_B > margin | data); for "lower is better" metrics
-        read it as P(A has the larger value).
+        P(A better than B by more than ``margin`` | data): P(metric_A - metric_B >
+        margin), or P(metric_A - metric_B < -margin) when lower is better.
+    hdi_prob
+        Mass of the HDI of the difference.
+    higher_is_better
+        The metric's direction (:func:`bayescm.metrics.higher_is_better`).
     """
 
     metric: str
@@ -58,26 +71,51 @@ class Comparison:
     difference: xr.DataArray
     probability: float
     hdi_prob: float
+    higher_is_better: bool = True
 
     @property
     def hdi(self) -> tuple[float, float]:
-        lo, hi = hdi(self.difference.values.reshape(1, -1), self.hdi_prob)
-        return float(lo[0]), float(hi[0])
+        """HDI of the difference metric_A - metric_B."""
+        lo, hi = hdi(self.difference.values.reshape(-1), self.hdi_prob)
+        return float(lo), float(hi)
+
+    @property
+    def event(self) -> str:
+        """The event whose probability is reported, e.g. ``"A - B > 0.02"``."""
+        if self.higher_is_better:
+            return f"A - B > {self.margin:g}"
+        return f"A - B < {-self.margin:g}"
 
     def to_frame(self) -> pd.DataFrame:
+        """One row: metric, design, margin, mean, sd and HDI of the difference,
+        ``p_better`` (:attr:`probability`) and ``higher_is_better``."""
         lo, hi = self.hdi
         d = self.difference.values
-        return pd.DataFrame({
+        frame = pd.DataFrame({
             "metric": [self.metric], "design": [self.design], "margin": [self.margin],
             "mean": [float(d.mean())], "sd": [float(d.std(ddof=1))], "hdi_lower": [lo],
-            "hdi_upper": [hi], "p_greater": [self.probability],
+            "hdi_upper": [hi], "p_better": [self.probability],
+            "higher_is_better": [self.higher_is_better],
         })
+        frame.attrs.update(hdi_prob=self.hdi_prob, event=self.event)
+        return frame
 
     def __repr__(self) -> str:
         lo, hi = self.hdi
-        return (f"Comparison({self.design}, {self.metric}): mean difference "
+        way = "" if self.higher_is_better else " (lower is better)"
+        return (f"Comparison({self.design}, {self.metric}{way}): mean difference "
                 f"{float(self.difference.mean()):+.4f}, {self.hdi_prob:.0%} HDI "
-                f"[{lo:+.4f}, {hi:+.4f}], P(A - B > {self.margin:g}) = {self.probability:.3f}")
+                f"[{lo:+.4f}, {hi:+.4f}], P({self.event}) = {self.probability:.3f}")
+
+    def _repr_html_(self) -> str:
+        return (f"<p><b>{html.escape(repr(self))}</b></p>"
+                + self.to_frame().to_html(index=False, float_format="{:.4g}".format))
+
+
+def _p_better(diff: np.ndarray, margin: float, key: str) -> tuple[float, bool]:
+    higher = registry.higher_is_better(key)
+    better = diff > margin if higher else diff < -margin
+    return float(np.mean(better)), higher
 
 
 def _draws_of(x: Any, metric: str, classifier: str | None, draws: int,
@@ -108,7 +146,18 @@ def compare(
     metric
         Registry key.
     margin
-        Report P(metric_A - metric_B > margin).
+        Report P(A better than B by more than ``margin``): P(metric_A - metric_B >
+        margin), or P(metric_A - metric_B < -margin) for lower-is-better metrics
+        (``err``, ``fpr``, ``fnr``, ``fdr``, ``for``, ``lr_neg``).
+    hdi_prob
+        Mass of the HDI of the difference.
+    draws
+        Draws per side for a ConfusionMatrix (i.i.d. from the three-Beta posterior in
+        one chain, so the total); an InferenceData contributes all its draws.  The
+        sides are paired by position, so the difference has as many draws as the
+        smaller side.
+    random_seed
+        Seed of the draws.
 
     Examples
     --------
@@ -131,8 +180,9 @@ def compare(
     # independent posteriors: pair draws by position (each side's draws are exchangeable)
     diff = da.values.reshape(-1)[:n] - db.values.reshape(-1)[:n]
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
-    return Comparison(key, float(margin), "independent", diff_da,
-                      float(np.mean(diff > margin)), hdi_prob)
+    probability, higher = _p_better(diff, margin, key)
+    return Comparison(key, float(margin), "independent", diff_da, probability, hdi_prob,
+                      higher_is_better=higher)
 
 
 def paired_counts(y_true: Any, pred_a: Any, pred_b: Any, *, positive: Any = None
@@ -170,6 +220,21 @@ def compare_paired(
 ) -> Comparison:
     """Compare two classifiers evaluated on the same cases (paired design).
 
+    Parameters
+    ----------
+    y_true, pred_a, pred_b
+        True labels and the two classifiers' predictions, one per case.
+    metric, margin
+        As for :func:`compare` (lower-is-better metrics are honoured).
+    positive
+        The positive label (may be omitted for ``{0, 1}`` or ``{False, True}``).
+    hdi_prob
+        Mass of the HDI of the difference.
+    draws
+        Draws of the joint posterior (i.i.d., one chain: the total).
+    random_seed
+        Seed of the draws.
+
     Examples
     --------
     >>> import numpy as np, bayescm as bcm
@@ -186,9 +251,10 @@ def compare_paired(
     counts = paired_counts(y_true, pred_a, pred_b, positive=positive)
     rng = np.random.default_rng(random_seed)
     n_pos, n_neg = int(counts.loc["positive"].sum()), int(counts.loc["negative"].sum())
-    phi = rng.beta(1 + n_pos, 1 + n_neg, size=draws)
-    psi_pos = rng.dirichlet(1.0 + counts.loc["positive"].to_numpy(float), size=draws)
-    psi_neg = rng.dirichlet(1.0 + counts.loc["negative"].to_numpy(float), size=draws)
+    post = draw_conjugate(
+        rng, (draws,), betas={"prevalence": (1 + n_pos, 1 + n_neg)},
+        dirichlets={c: 1.0 + counts.loc[c].to_numpy(float) for c in ("positive", "negative")})
+    phi, psi_pos, psi_neg = post["prevalence"], post["positive"], post["negative"]
     values = []
     for correct in (1, 2):  # A is correct in cells 11 and 10, B in cells 11 and 01
         tpr = psi_pos[:, 0] + psi_pos[:, correct]
@@ -196,6 +262,7 @@ def compare_paired(
         values.append(registry.evaluate(key, *registry.cells_from_rates(phi, tpr, tnr)))
     diff = np.asarray(values[0] - values[1])
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
-    return Comparison(key, float(margin), "paired", diff_da, float(np.mean(diff > margin)),
-                      hdi_prob)
+    probability, higher = _p_better(diff, margin, key)
+    return Comparison(key, float(margin), "paired", diff_da, probability, hdi_prob,
+                      higher_is_better=higher)
 

@@ -29,11 +29,13 @@ import numpy as np
 import pandas as pd
 
 from bayescm import metrics as registry
+from bayescm.analysis.posterior import three_beta_params
 from bayescm.data import CELLS, ConfusionMatrix
-from bayescm.summary import hdi
+from bayescm.metrics import LOWER_IS_BETTER
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, draw_conjugate, hdi
 
-LOWER_IS_BETTER: frozenset[str] = frozenset({"fpr", "fnr", "fdr", "for", "err", "lr_neg"})
-"""Metrics for which a smaller value ranks first; every other metric ranks larger first."""
+__all__ = ["DENSE_MAX", "LOWER_IS_BETTER", "TOP_DEFAULT", "Leaderboard", "leaderboard",
+           "leaderboard_from_accuracy"]
 
 DENSE_MAX = 2000
 """Up to this many submissions the full K x K rank-probability table is kept by default."""
@@ -44,10 +46,6 @@ TOP_DEFAULT = 100
 _CHUNK_CELLS = 2**22  # draws x submissions per chunk (~34 MB per float64 array)
 _BINCOUNT_CELLS = 2**23  # submissions x ranks per bincount call (~67 MB of int64)
 _WORKERS = 2
-# Metrics that are single Betas (or sums of independent Betas) under the three-Beta model
-# with Beta(1, 1) priors: drawn without forming theta.  Accuracy is *not* among them: under
-# that model acc = tpr * phi + tnr * (1 - phi), whose posterior is not Beta(tp+tn+1, fp+fn+1).
-_DIRECT = ("tpr", "tnr", "fpr", "fnr", "prevalence", "ba", "bm")
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +97,20 @@ class Leaderboard:
                 f"better): {self.n_draws} joint posterior draws, {self.hdi_prob:.0%} HDI, "
                 f"{kept} kept")
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per submission, best first: ``summary``'s columns, then
+        ``p_rank_1, p_rank_2, ...`` (the kept columns of ``rank_probabilities``).
+
+        ``attrs`` record metric, direction, ``n_draws``, ``hdi_prob`` and ``prizes``.
+        """
+        ranks = self.rank_probabilities.add_prefix("p_rank_")
+        ranks.columns = [str(c) for c in ranks.columns]
+        frame = pd.concat([self.summary, ranks], axis=1)
+        frame.attrs = {"metric": self.metric, "higher_is_better": self.higher_is_better,
+                       "n_draws": self.n_draws, "hdi_prob": self.hdi_prob,
+                       "prizes": self.prizes}
+        return frame
+
     def __repr__(self) -> str:
         rows = 10
         table = self.summary.head(rows).to_string(float_format="{:.4g}".format)
@@ -142,8 +154,9 @@ def leaderboard(
         R_i^{(s)} = 1 + \#\{j \ne i : m_j^{(s)} \succ m_i^{(s)}\}
         \quad(+\text{random tie-break}),
 
-    where :math:`\succ` is "larger" (or "smaller" for ``fpr, fnr, fdr, for, err,
-    lr_neg``).  The rank probability is the share of draws in which :math:`i` is
+    where :math:`\succ` is "larger" (or "smaller" for the lower-is-better metrics
+    ``fpr, fnr, fdr, for, err, lr_neg``: :data:`bayescm.metrics.LOWER_IS_BETTER`).
+    The rank probability is the share of draws in which :math:`i` is
     :math:`r`-th, and the expected prize weighs the prizes :math:`c_r` by it
     (Tötsch & Hoffmann 2021, §2D):
 
@@ -183,7 +196,9 @@ def leaderboard(
         ``prize_share`` (the expected prize).  Ranks are always kept at least up to
         ``len(prizes)``.
     draws
-        Posterior draws for count inputs.
+        Posterior draws for count inputs: i.i.d. draws from the closed form in one
+        chain, so ``draws`` is the total (for an InferenceData every chain's draws are
+        used, ``fit``'s ``draws`` per chain times its chains).
     random_seed
         Seed of the posterior draws and of the tie-breaking; results are reproducible
         for the same seed, ``draws`` and ``chunk``.
@@ -358,7 +373,7 @@ def leaderboard_from_accuracy(
     opts = _check_options(hdi_prob, prizes, draws, chunk, top)
 
     def sampler(rng: np.random.Generator, size: int) -> np.ndarray:
-        return rng.beta(a, b, size=(size, len(labels)))
+        return draw_conjugate(rng, (size,), betas={"acc": (a, b)})["acc"]
 
     values = _sample(sampler, draws, len(labels), opts["chunk"], random_seed)
     return _build(values, labels, "acc", unit="submission", seed=random_seed, **opts)
@@ -382,8 +397,7 @@ def _check_options(
     chunk: int | None,
     top: int | None,
 ) -> dict[str, Any]:
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob}.")
+    check_hdi_prob(hdi_prob)
     for name, value in (("draws", draws), ("chunk", chunk), ("top", top)):
         if value is None and name != "draws":
             continue
@@ -474,7 +488,7 @@ def _posterior_values(idata: az.InferenceData, key: str) -> tuple[np.ndarray, li
             f"Posterior variable {key!r} has dims {da.dims} and no 'classifier' dim: a "
             "leaderboard ranks a batch of classifiers (fit one model to a ConfusionMatrix batch)."
         )
-    extra = [d for d in da.dims if d not in ("chain", "draw", "classifier")]
+    extra = [d for d in da.dims if d not in (*SAMPLE_DIMS, "classifier")]
     if extra:
         raise ValueError(
             f"Posterior variable {key!r} has extra dims {extra}; select one value of each, "
@@ -483,7 +497,7 @@ def _posterior_values(idata: az.InferenceData, key: str) -> tuple[np.ndarray, li
     names = [str(c) for c in da["classifier"].values]
     _need_two(len(names))
     values = np.ascontiguousarray(
-        da.transpose("chain", "draw", "classifier").values.reshape(-1, len(names)),
+        da.transpose(*SAMPLE_DIMS, "classifier").values.reshape(-1, len(names)),
         dtype=np.float64,
     )
     return values, names
@@ -492,28 +506,24 @@ def _posterior_values(idata: az.InferenceData, key: str) -> tuple[np.ndarray, li
 def _confusion_sampler(
     cm: ConfusionMatrix, key: str
 ) -> Callable[[np.random.Generator, int], np.ndarray]:
-    tp, fn, fp, tn = (cm.cell(c).astype(float) for c in CELLS)
-    k = len(cm)
-
-    def beta(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
-        return rng.beta(a + 1, b + 1, size=(size, k))
+    params = three_beta_params(*(cm.cell(c).astype(float) for c in CELLS))
+    # the rates a metric needs, in the order they are drawn (seeded results depend on it)
+    needs = {"prevalence": ("prevalence",), "tpr": ("tpr",), "fnr": ("tpr",), "tnr": ("tnr",),
+             "fpr": ("tnr",), "ba": ("tpr", "tnr"), "bm": ("tpr", "tnr")}
+    names = needs.get(key, ("tpr", "tnr", "prevalence"))
 
     def sampler(rng: np.random.Generator, size: int) -> np.ndarray:
-        if key == "prevalence":
-            return beta(rng, tp + fn, fp + tn, size)
-        if key in ("tpr", "fnr"):
-            tpr = beta(rng, tp, fn, size)
-            return tpr if key == "tpr" else np.subtract(1, tpr, out=tpr)
-        if key in ("tnr", "fpr"):
-            tnr = beta(rng, tn, fp, size)
-            return tnr if key == "tnr" else np.subtract(1, tnr, out=tnr)
-        tpr, tnr = beta(rng, tp, fn, size), beta(rng, tn, fp, size)
+        d = draw_conjugate(rng, (size,), betas={n: params[n] for n in names})
+        if key in ("prevalence", "tpr", "tnr"):
+            return d[key]
+        if key in ("fnr", "fpr"):
+            rate = d[names[0]]
+            return np.subtract(1, rate, out=rate)
         if key == "ba":
-            return (tpr + tnr) / 2
+            return (d["tpr"] + d["tnr"]) / 2
         if key == "bm":
-            return tpr + tnr - 1
-        phi = beta(rng, tp + fn, fp + tn, size)
-        cells = registry.cells_from_rates(phi, tpr, tnr)
+            return d["tpr"] + d["tnr"] - 1
+        cells = registry.cells_from_rates(d["prevalence"], d["tpr"], d["tnr"])
         return np.asarray(registry.evaluate(key, *cells), dtype=np.float64)
 
     return sampler
@@ -629,7 +639,7 @@ def _build(
             f"Metric {key!r} has NaN draws for {bad}: it is undefined there (e.g. a zero "
             "denominator); rank by a metric defined for every draw."
         )
-    higher = key not in LOWER_IS_BETTER
+    higher = registry.higher_is_better(key)
     if top is None:
         top = k if k <= DENSE_MAX else min(k, TOP_DEFAULT)
     width = min(k, max(top, 0 if prizes is None else prizes.size))

@@ -9,6 +9,7 @@ and TNR) -- no model, no sampler.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import arviz as az
 import numpy as np
@@ -16,19 +17,32 @@ import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.data import CELLS, ConfusionMatrix
-from bayescm.stats import SAMPLE_DIMS
+from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 
-__all__ = ["SAMPLE_DIMS", "flat", "metric_draws", "select", "theta_draws", "units_of"]
+__all__ = ["flat", "metric_draws", "select", "theta_draws", "three_beta_params", "units_of"]
+
+
+def three_beta_params(tp: Any, fn: Any, fp: Any, tn: Any) -> dict[str, tuple[Any, Any]]:
+    r"""Beta parameters of the three-Beta posterior under Beta(1, 1) priors.
+
+    :math:`\phi \sim \mathrm{Beta}(1 + tp + fn, 1 + fp + tn)`,
+    :math:`TPR \sim \mathrm{Beta}(1 + tp, 1 + fn)`,
+    :math:`TNR \sim \mathrm{Beta}(1 + tn, 1 + fp)`, in the order (prevalence, tpr,
+    tnr) in which :func:`bayescm.stats.draw_conjugate` draws them.
+    """
+    return {"prevalence": (1 + tp + fn, 1 + fp + tn), "tpr": (1 + tp, 1 + fn),
+            "tnr": (1 + tn, 1 + fp)}
 
 
 def theta_draws(cm: ConfusionMatrix, draws: int, rng: np.random.Generator) -> xr.DataArray:
-    """Draws of theta (dims draw, classifier, cell) from the three-Beta posterior."""
-    tp, fn, fp, tn = (cm.cell(c).astype(float) for c in CELLS)
-    size = (draws, len(cm))
-    phi = rng.beta(1 + tp + fn, 1 + fp + tn, size=size)
-    tpr = rng.beta(1 + tp, 1 + fn, size=size)
-    tnr = rng.beta(1 + tn, 1 + fp, size=size)
-    theta = np.stack(registry.cells_from_rates(phi, tpr, tnr), -1)
+    """Draws of theta (dims chain, draw, classifier, cell) from the three-Beta posterior.
+
+    I.i.d. draws from the closed form in one chain: ``draws`` is the total.
+    """
+    cells = (cm.cell(c).astype(float) for c in CELLS)
+    post = draw_conjugate(rng, (draws,), betas=three_beta_params(*cells))
+    theta = np.stack(registry.cells_from_rates(post["prevalence"], post["tpr"], post["tnr"]),
+                     -1)
     return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, "classifier", "cell"),
                         coords={"classifier": list(cm.classifiers), "cell": list(CELLS)})
 
@@ -41,7 +55,10 @@ def metric_draws(
     draws: int = 4000,
     random_seed: int | None = None,
 ) -> xr.DataArray:
-    """Posterior draws of one metric with dims (chain, draw, <units>)."""
+    """Posterior draws of one metric with dims (chain, draw, <units>).
+
+    For a ConfusionMatrix: ``draws`` i.i.d. draws in one chain (the total).
+    """
     key = registry.get(metric).key
     if isinstance(data, ConfusionMatrix):
         theta = theta_draws(data, draws, np.random.default_rng(random_seed))

@@ -24,9 +24,12 @@ import numpy as np
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.posterior import SAMPLE_DIMS, metric_draws
+from bayescm.analysis.posterior import metric_draws
 from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.priors import Beta
+
+__all__ = ["at_prevalence"]
+from bayescm.stats import SAMPLE_DIMS
 
 
 def at_prevalence(

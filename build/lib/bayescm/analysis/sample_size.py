@@ -25,11 +25,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import stats
 
 from bayescm import metrics as registry
+from bayescm.analysis.posterior import three_beta_params
 from bayescm.data import ConfusionMatrix
-from bayescm.summary import hdi
+from bayescm.stats import beta_hdi, check_hdi_prob, draw_conjugate, hdi
+
+__all__ = ["SampleSizePlan", "beta_hdi", "sample_size", "sample_size_rule"]
 
 # Metrics whose posterior is one Beta: key -> (base rate, complement of it?)
 _RATES: dict[str, tuple[str, bool]] = {
@@ -43,9 +46,7 @@ _CHUNK = 2**21  # posterior draws held in memory at once (composite metrics)
 
 
 def _z(hdi_prob: float) -> float:
-    if not 0 < hdi_prob < 1:
-        raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob}.")
-    return float(stats.norm.ppf(0.5 + hdi_prob / 2))
+    return float(stats.norm.ppf(0.5 + check_hdi_prob(hdi_prob) / 2))
 
 
 def sample_size_rule(mu: Any, *, hdi_prob: float = 0.95, p: Any = 0.5) -> Any:
@@ -113,103 +114,6 @@ def sample_size_rule(mu: Any, *, hdi_prob: float = 0.95, p: Any = 0.5) -> Any:
     return n if n.ndim else float(n)
 
 
-def beta_hdi(a: Any, b: Any, *, hdi_prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    r"""Exact highest-density interval of :math:`\mathrm{Beta}(a, b)`, :math:`a, b \ge 1`.
-
-    For :math:`a, b > 1` the density is unimodal and log-concave; the HDI
-    :math:`[l, u]` solves
-
-    .. math::
-
-        F(u) - F(l) = \text{hdi_prob},\qquad f(l) = f(u).
-
-    Writing :math:`l = F^{-1}(t)`, :math:`u = F^{-1}(t + \text{hdi_prob})`, the
-    difference :math:`\log f(l) - \log f(u)` increases in the lower tail mass
-    :math:`t \in [0, 1 - \text{hdi_prob}]`; its root is found by Newton steps
-    safeguarded by bisection, vectorised over all :math:`(a, b)`.  For :math:`a = 1`
-    (:math:`b = 1`) the density is monotone and the HDI is :math:`[0, F^{-1}(p)]`
-    (:math:`[F^{-1}(1-p), 1]`); for :math:`a = b = 1` every interval of length
-    :math:`p` is an HDI and the central one is returned.
-
-    Parameters
-    ----------
-    a, b
-        Shape parameters (broadcast together), each at least 1 (posteriors of
-        rates under a Beta(1, 1) prior: :math:`a = k + 1`, :math:`b = n - k + 1`).
-    hdi_prob
-        Mass of the interval.
-
-    Returns
-    -------
-    lower, upper
-        Arrays of the broadcast shape.
-
-    Examples
-    --------
-    >>> from bayescm.analysis.sample_size import beta_hdi
-    >>> lo, hi = beta_hdi(27, 1)            # 26 of 26 positives found
-    >>> round(float(lo), 4), float(hi)
-    (0.895, 1.0)
-    >>> lo, hi = beta_hdi([7, 31], [3, 10])
-    >>> (hi - lo).round(3).tolist()
-    [0.513, 0.255]
-    """
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    if not (np.all(a >= 1) and np.all(b >= 1) and np.isfinite(a).all()
-            and np.isfinite(b).all()):
-        raise ValueError(
-            "beta_hdi needs finite shape parameters a, b >= 1 (a unimodal or monotone "
-            "Beta); for a < 1 or b < 1 use arviz.hdi on draws."
-        )
-    p = float(hdi_prob)
-    _z(p)  # validates hdi_prob
-    lower = np.empty(a.shape)
-    upper = np.empty(a.shape)
-    flat_one = (a == 1) & (b == 1)
-    left = (a == 1) & (b > 1)
-    right = (a > 1) & (b == 1)
-    inner = (a > 1) & (b > 1)
-    lower[flat_one], upper[flat_one] = (1 - p) / 2, (1 + p) / 2
-    lower[left], upper[left] = 0.0, special.betaincinv(1.0, b[left], p)
-    lower[right], upper[right] = special.betaincinv(a[right], 1.0, 1 - p), 1.0
-    if inner.any():
-        lower[inner], upper[inner] = _hdi_unimodal(a[inner], b[inner], p)
-    return lower, upper
-
-
-def _hdi_unimodal(a: np.ndarray, b: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
-    # t: lower tail mass; [lb, ub]: its bracket; start from the equal-tailed interval.
-    # Width is stationary at the root, so |dt| < 1e-11 leaves a width error ~1e-22.
-    t = np.full(a.shape, (1 - p) / 2)
-    lb, ub = np.zeros(a.shape), np.full(a.shape, 1 - p)
-    log_norm = special.betaln(a, b)
-    active = np.arange(a.size)
-    for _ in range(200):
-        ai, bi, ti = a[active], b[active], t[active]
-        lo, hi = special.betaincinv(ai, bi, ti), special.betaincinv(ai, bi, ti + p)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            # g = log f(lo) - log f(hi) increases in t; dg/dt = s(lo)/f(lo) - s(hi)/f(hi)
-            g = (ai - 1) * (np.log(lo) - np.log(hi)) + (bi - 1) * (np.log1p(-lo) - np.log1p(-hi))
-            dg = (_slope_over_pdf(lo, ai, bi, log_norm[active])
-                  - _slope_over_pdf(hi, ai, bi, log_norm[active]))
-            newton = ti - g / dg
-        lb[active] = np.where(g < 0, ti, lb[active])
-        ub[active] = np.where(g >= 0, ti, ub[active])
-        ok = np.isfinite(newton) & (newton > lb[active]) & (newton < ub[active])
-        t_new = np.where(ok, newton, (lb[active] + ub[active]) / 2)
-        t[active] = t_new
-        active = active[np.abs(t_new - ti) > 1e-11]
-        if active.size == 0:
-            break
-    return special.betaincinv(a, b, t), special.betaincinv(a, b, t + p)
-
-
-def _slope_over_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray, log_norm: np.ndarray) -> Any:
-    """(d log f / dx) / f for Beta(a, b), i.e. d log f(F^{-1}(t)) / dt."""
-    log_f = (a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - log_norm
-    return ((a - 1) / x - (b - 1) / (1 - x)) * np.exp(-log_f)
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class SampleSizePlan:
     """Result of :func:`sample_size`.
@@ -263,6 +167,16 @@ class SampleSizePlan:
     def reached(self) -> bool:
         """Whether some evaluated N reaches the assurance."""
         return self.n_required is not None
+
+    def to_frame(self) -> pd.DataFrame:
+        """The assurance :attr:`curve` (one row per evaluated N) with a column
+        ``reached`` (assurance at least the required one); ``attrs`` hold the plan."""
+        frame = self.curve.copy()
+        frame["reached"] = frame["assurance"] >= self.assurance
+        frame.attrs = {**self.curve.attrs, "n_required": self.n_required,
+                       "generating": self.generating, "method": self.method,
+                       "n_sims": self.n_sims, "draws": self.draws, "n_rule": self.n_rule}
+        return frame
 
     def _lines(self) -> list[tuple[str, str]]:
         grid = self.curve.index
@@ -397,8 +311,9 @@ def sample_size(
         Simulated studies per :math:`N`; default 1000 for rates, 400 for composite
         metrics.  The assurance has Monte Carlo s.e. :math:`\sqrt{A(1-A)/S}`.
     draws
-        Posterior draws per study for composite metrics (default 1000); unused for
-        rates, whose HDI is exact.
+        Posterior draws per study for composite metrics (default 1000): i.i.d. draws
+        from the closed form, one chain, so ``draws`` is the total per study; unused
+        for rates, whose HDI is exact.
     random_seed
         Seed or Generator.
 
@@ -630,11 +545,7 @@ def _from_pilot(pilot: Any, size: int, rng: np.random.Generator) -> tuple[dict, 
             f"pilot[{pilot.classifiers[0]!r}]."
         )
     tp, fn, fp, tn = (int(v) for v in pilot.counts[0])
-    params = {
-        "prevalence": rng.beta(1 + tp + fn, 1 + fp + tn, size=size),
-        "tpr": rng.beta(1 + tp, 1 + fn, size=size),
-        "tnr": rng.beta(1 + tn, 1 + fp, size=size),
-    }
+    params = draw_conjugate(rng, (size,), betas=three_beta_params(tp, fn, fp, tn))
     desc = f"three-Beta posterior of the pilot (tp={tp}, fn={fn}, fp={fp}, tn={tn})"
     return params, desc
 
@@ -691,11 +602,12 @@ def _composite_simulator(
         widths = np.empty(n_sims)
         for start in range(0, n_sims, chunk):  # bounded memory: blocks of studies
             s = slice(start, start + chunk)
+            # one row of draws per study: parameters broadcast to (studies, draws)
             shape = (len(tp[s]), draws)
-            phi = rng.beta((1 + n_pos[s])[:, None], (1 + n_neg[s])[:, None], size=shape)
-            tpr = rng.beta((1 + tp[s])[:, None], (1 + fn[s])[:, None], size=shape)
-            tnr = rng.beta((1 + tn[s])[:, None], (1 + fp[s])[:, None], size=shape)
-            values = registry.evaluate(metric, *registry.cells_from_rates(phi, tpr, tnr))
+            cols = (np.broadcast_to(c[s][:, None], shape) for c in (tp, fn, fp, tn))
+            post = draw_conjugate(rng, (), betas=three_beta_params(*cols))
+            values = registry.evaluate(metric, *registry.cells_from_rates(
+                post["prevalence"], post["tpr"], post["tnr"]))
             lo, hi = hdi(values, hdi_prob)
             widths[s] = hi - lo
         return widths

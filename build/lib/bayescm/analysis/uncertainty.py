@@ -23,7 +23,9 @@ from scipy import integrate, stats
 
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.data import ConfusionMatrix
-from bayescm.summary import hdi
+from bayescm.stats import hdi
+
+__all__ = ["deception", "metric_uncertainty"]
 
 
 def metric_uncertainty(
@@ -46,6 +48,12 @@ def metric_uncertainty(
         A registry key or alias.
     hdi_prob
         Mass of the interval (0.95 gives MU).
+    group
+        InferenceData group to read (``"posterior"``, ``"prior"``, ...).
+    draws
+        For a ConfusionMatrix: i.i.d. posterior draws in one chain (the total).
+    random_seed
+        Seed of those draws.
 
     Returns
     -------
