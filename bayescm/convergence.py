@@ -14,8 +14,8 @@ Who computes the numbers
   ``benchmarks/bench_core.py``).
 * Large MCMC batches (more than :data:`ARVIZ_MAX_SCALARS` checked scalars): ArviZ
   loops over scalars in Python, a few milliseconds each, which measured above 20%
-  of the NUTS fit's wall time for every batch from a dozen scalars up (24-matrix
-  literature batch: 33-42%; 1,000 matrices: 28-36%).  There the report uses
+  of a three-Beta NUTS fit's wall time for every batch from about a dozen scalars up
+  (24-matrix literature batch: 33%; 1,000 matrices: 27%).  There the report uses
   :mod:`bayescm.diagnostics`, the same estimators on all scalars at once, tested
   equal to ArviZ's to 1e-10 relative; ``backend="arviz"`` forces ArviZ.
 * The exact sampler (``idata.attrs["sampler"] == "exact"``): the draws are
@@ -43,11 +43,13 @@ if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
 
 COLUMNS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd")
 BACKENDS = ("auto", "arviz", "vectorised")
-# Above this many checked scalars ArviZ's per-scalar Python loop measured more than
-# 20% of a NUTS fit's wall time (bench_core.py, "convergence check" section: 9-12% at
-# 3 scalars, 18-24% at 12, 25-35% at 24, 33-42% at 72), so the vectorised equal of
-# ArviZ's estimators is used instead.  Every single-matrix and small latent-class
-# fit stays on ArviZ.
+# The 20% rule of issue 16, measured (benchmarks/bench_core.py section 5 and
+# bench_hui_walter.py; 2-core machine): ArviZ's share of a three-Beta NUTS fit is
+# 9% at 3 scalars, 18-24% at 12, 25-35% at 24, 33% at 72, 27% at 3,000.  Above this
+# many checked scalars the vectorised equal of ArviZ's estimators is used instead.
+# Calibrated on the three-Beta family, the cheapest posterior per scalar (so where
+# ArviZ's share is largest): a costlier fit crosses 20% later (Hui-Walter with 28
+# scalars: ArviZ 10%), and gets the twin from here on all the same.
 ARVIZ_MAX_SCALARS = 12
 
 
@@ -165,10 +167,10 @@ class ConvergenceReport:
         if self.independent:
             n = self.chains * self.draws
             return (
-                f"Independent draws: {self.chains} chains x {self.draws} draws = {n} i.i.d. "
-                f"draws from the exact posterior. They are independent by construction: R-hat "
-                f"does not apply and the effective sample size is {n} for every quantity; no "
-                "MCMC diagnostics were computed and no divergences are possible."
+                f"Converged by construction: {self.chains} chains x {self.draws} draws = {n} "
+                "draws from the exact posterior, independent by construction. R-hat does not "
+                f"apply and the effective sample size is {n} for every quantity; no MCMC "
+                "diagnostics were computed and no divergences are possible."
             )
         rhat = f"max R-hat {w['r_hat']:.4f}" if math.isfinite(w["r_hat"]) else (
             "R-hat not computed (needs >= 2 chains)" if self.chains < 2 else "R-hat not computed")
@@ -297,6 +299,15 @@ def _arviz_table(post: xr.Dataset) -> pd.DataFrame:
     return frame.loc[:, list(COLUMNS)].astype(float)
 
 
+def _labels(name: str, da: xr.DataArray) -> list[str]:
+    """Row labels of one variable's scalars, as ArviZ writes them (``theta[cm0, tp]``)."""
+    other = [d for d in da.dims if d not in ("chain", "draw")]
+    if not other:
+        return [str(name)]
+    idx = pd.MultiIndex.from_product([da[d].values for d in other])
+    return [f"{name}[{', '.join(map(str, i if isinstance(i, tuple) else (i,)))}]" for i in idx]
+
+
 def _series(post: xr.Dataset) -> tuple[list[str], np.ndarray]:
     """Every scalar's draws as an array ``(scalars, chains, draws)``, with ArviZ's labels."""
     names: list[str] = []
@@ -305,12 +316,7 @@ def _series(post: xr.Dataset) -> tuple[list[str], np.ndarray]:
         other = [d for d in da.dims if d not in ("chain", "draw")]
         arr = np.asarray(da.transpose(*other, "chain", "draw").values, dtype=float)
         blocks.append(arr.reshape(-1, da.sizes["chain"], da.sizes["draw"]))
-        if not other:
-            names.append(str(name))
-            continue
-        for idx in pd.MultiIndex.from_product([da[d].values for d in other]):
-            idx = idx if isinstance(idx, tuple) else (idx,)
-            names.append(f"{name}[{', '.join(map(str, idx))}]")
+        names += _labels(str(name), da)
     shape = (0, post.sizes["chain"], post.sizes["draw"])
     return names, np.concatenate(blocks, axis=0) if blocks else np.zeros(shape)
 
@@ -324,15 +330,24 @@ def _iid_table(post: xr.Dataset) -> pd.DataFrame:
 
     MCSE of the mean :math:`s/\\sqrt{n}`; of the standard deviation ArviZ's
     formula with ESS = n: :math:`\\sqrt{(m_4 - m_2^2) / (4 n m_2)}` with central
-    moments :math:`m_2, m_4`.
+    moments :math:`m_2, m_4`.  One pass over the draws in their stored layout.
     """
-    names, x = _series(post)
-    n = x.shape[1] * x.shape[2]
-    x = x.reshape(x.shape[0], n)
-    c2 = (x - x.mean(axis=1, keepdims=True)) ** 2
-    m2 = c2.mean(axis=1)
+    names: list[str] = []
+    m2s: list[np.ndarray] = []
+    m4s: list[np.ndarray] = []
+    n = post.sizes["chain"] * post.sizes["draw"]
+    for name, da in post.data_vars.items():
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        x = np.asarray(da.transpose("chain", "draw", *other).values, dtype=float)
+        c2 = x.reshape(n, -1) - x.reshape(n, -1).mean(axis=0)
+        np.square(c2, out=c2)
+        m2s.append(c2.mean(axis=0))
+        m4s.append(np.einsum("ij,ij->j", c2, c2) / n)
+        names += _labels(str(name), da)
+    m2 = np.concatenate(m2s) if m2s else np.zeros(0)
+    m4 = np.concatenate(m4s) if m4s else np.zeros(0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mcse_sd = np.sqrt(((c2**2).mean(axis=1) - m2**2) / n / m2 / 4)
+        mcse_sd = np.sqrt((m4 - m2**2) / n / m2 / 4)
     return _frame(names, {
         "r_hat": np.full(len(names), np.nan), "ess_bulk": np.full(len(names), float(n)),
         "ess_tail": np.full(len(names), float(n)), "mcse_mean": np.sqrt(m2 / (n - 1)),

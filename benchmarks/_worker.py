@@ -45,19 +45,9 @@ def _cocaine(bcm):
 def task_exact(params: dict) -> dict:
     """Exact sampler + summary on 1 or many matrices; time and peak memory."""
     bcm, t_import = _import_bayescm()
-    import numpy as np
-
     baseline = _peak_mb()
     n = int(params["n_matrices"])
-    if n == 1:
-        cm = _cocaine(bcm)
-    else:
-        rng = np.random.default_rng(int(params["seed"]))
-        totals = rng.integers(20, 501, size=n)  # N in [20, 500]
-        probs = rng.dirichlet(np.ones(4), size=n)
-        counts = rng.multinomial(totals, probs)  # zeros allowed
-        cm = bcm.ConfusionMatrix(tp=counts[:, 0], fn=counts[:, 1], fp=counts[:, 2],
-                                 tn=counts[:, 3])
+    cm = _cocaine(bcm) if n == 1 else _random_matrices(bcm, n, int(params["seed"]))
     draws, chains = int(params["draws"]), int(params["chains"])
     t0 = time.perf_counter()
     model = bcm.models.three_beta(cm)
@@ -160,7 +150,97 @@ def task_in_process(params: dict) -> dict:
     return {"import_s": t_import, "refit": refit, "batch": batch, "peak_mb": _peak_mb()}
 
 
-TASKS = {"exact": task_exact, "first_fit": task_first_fit, "in_process": task_in_process}
+def _random_matrices(bcm, n: int, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    totals = rng.integers(20, 501, size=n)  # N in [20, 500]
+    counts = rng.multinomial(totals, rng.dirichlet(np.ones(4), size=n))  # zeros allowed
+    return bcm.ConfusionMatrix(tp=counts[:, 0], fn=counts[:, 1], fp=counts[:, 2],
+                               tn=counts[:, 3])
+
+
+def _check_costs(bcm, idata, fit_s: float) -> dict:
+    """Time ``check_convergence`` on a fitted InferenceData, as ``fit`` runs it and forced.
+
+    ``fit_s`` is the fit's wall time, which includes the check ``fit`` ran (its default
+    backend); a forced backend's share is its time over the fit with that check instead.
+    """
+    params = idata.attrs["parameters"].split(",")
+    said = idata.attrs["convergence"]
+    out: dict = {"fit_s": fit_s, "sampler": str(idata.attrs.get("sampler")),
+                 "engine": str(idata.attrs.get("engine")),
+                 "fit_said_independent": "independent by construction" in said}
+    t0 = time.perf_counter()
+    report = bcm.check_convergence(idata, var_names=params)
+    auto_s = time.perf_counter() - t0
+    out.update(scalars=len(report.table), check_s=auto_s, computed_by=report.computed_by,
+               share=auto_s / fit_s, ok=int(report.ok), independent=int(report.independent))
+    if not report.independent:
+        for backend in ("arviz", "vectorised"):
+            t0 = time.perf_counter()
+            bcm.check_convergence(idata, var_names=params, backend=backend)
+            t = time.perf_counter() - t0
+            out[f"{backend}_s"] = t
+            out[f"{backend}_share"] = t / (fit_s - auto_s + t)
+    return out
+
+
+def task_convergence(params: dict) -> dict:
+    """Cost of the convergence check as a share of the fit: NUTS 1 / 24 / n matrices, exact."""
+    bcm, t_import = _import_bayescm()
+    from bayescm import datasets
+
+    reps, n, seed = int(params["reps"]), int(params["n_matrices"]), int(params["seed"])
+    cocaine = _cocaine(bcm)
+    bcm.check_convergence(bcm.fit(bcm.models.three_beta(cocaine), random_seed=1))  # warm-up
+    cases = [("nuts", "1 matrix (cocaine)", cocaine, reps, {}),
+             ("nuts", "24 matrices (Totsch literature)", datasets.totsch_literature(), reps, {}),
+             ("nuts", f"{n} random matrices, posterior only", _random_matrices(bcm, n, seed), 1,
+              {"prior": False, "predictive": False}),
+             ("exact", f"{n} random matrices, posterior only", _random_matrices(bcm, n, seed), 1,
+              {"prior": False, "predictive": False})]
+    rows = []
+    for sampler, label, cm, k, kwargs in cases:
+        runs = []
+        for i in range(k):
+            t0 = time.perf_counter()
+            idata = bcm.fit(bcm.models.three_beta(cm), sampler=sampler, random_seed=500 + i,
+                            **kwargs)
+            runs.append(_check_costs(bcm, idata, time.perf_counter() - t0))
+        mid = sorted(runs, key=lambda r: r["fit_s"])[len(runs) // 2]  # the median fit
+        rows.append({"label": label, "matrices": len(cm), "runs": len(runs), **mid})
+        if label.startswith("24"):
+            entry = _arviz_entry_points(idata.posterior[idata.attrs["parameters"].split(",")])
+    return {"import_s": t_import, "rows": rows, "entry_points": entry, "peak_mb": _peak_mb()}
+
+
+def _arviz_entry_points(post) -> dict:
+    """ArviZ's own routes to R-hat, bulk/tail ESS and MCSE: one az.summary or five calls."""
+    import arviz as az
+
+    t0 = time.perf_counter()
+    az.summary(post, kind="diagnostics", round_to="none")
+    summary_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    az.rhat(post)
+    az.ess(post, method="bulk")
+    az.ess(post, method="tail")
+    az.mcse(post, method="mean")
+    numba = az.Numba.numba_flag
+    az.Numba.disable_numba()  # az.mcse(method="sd") fails on the numba path, NumPy >= 2.4
+    try:
+        az.mcse(post, method="sd")
+    finally:
+        if numba:
+            az.Numba.enable_numba()
+    return {"summary_s": summary_s, "separate_s": time.perf_counter() - t0,
+            "scalars": sum(int(v.size // (v.sizes["chain"] * v.sizes["draw"]))
+                           for v in post.data_vars.values())}
+
+
+TASKS = {"exact": task_exact, "first_fit": task_first_fit, "in_process": task_in_process,
+         "convergence": task_convergence}
 
 
 def main(task: str, params_json: str) -> None:

@@ -4,6 +4,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/bench_core.py            # full run (~2-3 min on 2 cores)
     .venv/bin/python benchmarks/bench_core.py --quick    # skips the cold pm.sample runs
+    .venv/bin/python benchmarks/bench_core.py --only convergence   # section 5 alone
 
 Every measurement runs in a fresh Python subprocess (``python -c``, code in
 ``benchmarks/_worker.py``) that prints one JSON line with its timings and its peak
@@ -37,6 +38,15 @@ from the figures measured in this run.
 4. Batch: NUTS fit of the 24-matrix literature batch vs the single cocaine matrix, both
    warm, same process, median of 3.  Target: batch time < 2x single time.  Also the
    24 matrices fitted one at a time, the alternative a batch replaces.
+5. Convergence check as a share of the fit (issue 16), one warm process: NUTS on the
+   cocaine matrix and on the 24 literature matrices (default fit, median of 3 fits),
+   NUTS on the 1,000 random matrices of (1) (posterior only, one fit), and the exact
+   sampler on the same 1,000 matrices.  For each fit: ``check_convergence`` as ``fit``
+   runs it (``backend="auto"``), its share of the fit's wall time (which includes that
+   check), and the share ArviZ (``backend="arviz"``) and the vectorised twin would
+   have.  Target: independent exact draws cost ~nothing to check (< 2% of the fit);
+   the rule behind ``convergence.ARVIZ_MAX_SCALARS``: ArviZ wherever its share is at
+   most 20%.
 
 numpyro is not installed in the project environment; its absence is reported and it is
 skipped.  Timings are wall-clock (``time.perf_counter``); run on an otherwise idle
@@ -122,7 +132,7 @@ def section(title: str) -> None:
 
 
 # -- the four measurements ----------------------------------------------------------------
-def bench_exact(verdicts: list) -> None:
+def bench_exact(verdicts: list, quick: bool = False) -> None:
     section("1. Exact path: three_beta + fit(sampler='exact') + summary, fresh process")
     rows, results = [], {}
     cases = [(1, "all"), (EXACT_MATRICES, "posterior"), (EXACT_MATRICES, "all")]
@@ -221,7 +231,7 @@ def bench_first_fit(verdicts: list, quick: bool) -> None:
                  "note"], ratio_rows))
 
 
-def bench_in_process(verdicts: list) -> None:
+def bench_in_process(verdicts: list, quick: bool = False) -> None:
     section("3. Refit in the same process (after a first fit), NUTS engine='auto'")
     progress("refits and batch (one process)")
     r = run_child("in_process", {"reps_refit": REPS_REFIT, "reps_batch": REPS_BATCH})
@@ -258,6 +268,49 @@ def bench_in_process(verdicts: list) -> None:
                      ratio < TARGET_BATCH_RATIO, f"{ratio:.2f}x"))
 
 
+def bench_convergence(verdicts: list, quick: bool) -> None:
+    section("5. Convergence check as a share of the fit (check_convergence), warm process")
+    progress(f"convergence check costs (NUTS 1, 24, {EXACT_MATRICES} matrices; exact)")
+    r = run_child("convergence", {"reps": 1 if quick else REPS_BATCH,
+                                  "n_matrices": EXACT_MATRICES, "seed": EXACT_SEED})
+    rows = []
+    for x in r["rows"]:
+        forced = [f"{s(x[f'{b}_s'])} ({x[f'{b}_share']:.1%})" if f"{b}_s" in x else "-"
+                  for b in ("arviz", "vectorised")]
+        rows.append([x["sampler"], x["label"], x["scalars"], x["runs"], s(x["fit_s"]),
+                     s(x["check_s"]), f"{x['share']:.1%}", *forced, x["computed_by"][:36]])
+    print(table(["sampler", "case", "scalars", "fits", "fit s", "check s", "check/fit",
+                 "ArviZ s (share)", "vectorised s (share)", "computed by"], rows))
+    print("fit s = bcm.fit wall time (median fit where fits > 1), which includes the check it "
+          "runs; check s = check_convergence(idata) as fit runs it (backend='auto');\n"
+          "ArviZ / vectorised share = that backend's time / (fit - check + that backend's "
+          "time). ArviZ = az.summary(kind='diagnostics').")
+    e = r["entry_points"]
+    print(f"ArviZ's entry points on the 24-matrix posterior ({e['scalars']} scalars): "
+          f"az.summary(kind='diagnostics') {s(e['summary_s'])} s; az.rhat + az.ess(bulk) + "
+          f"az.ess(tail) + az.mcse(mean) + az.mcse(sd) {s(e['separate_s'])} s")
+    exact = next(x for x in r["rows"] if x["sampler"] == "exact")
+    if not exact["fit_said_independent"]:
+        print("note: this fit's own check did not yet know the draws are independent "
+              "(fit set idata.attrs['sampler'] after its check), so its fit s includes an "
+              "MCMC check; check s is the cost once it does.")
+    verdicts.append((f"exact, {exact['matrices']} matrices: convergence check < 2% of fit",
+                     exact["check_s"] / exact["fit_s"] < 0.02,
+                     f"{s(exact['check_s'])} s of {s(exact['fit_s'])} s "
+                     f"({exact['check_s'] / exact['fit_s']:.1%})"))
+    for x in r["rows"]:
+        if "arviz_share" in x:
+            arviz = x["computed_by"].startswith("ArviZ")
+            verdicts.append((f"NUTS, {x['scalars']} scalars: "
+                             f"{'ArviZ' if arviz else 'vectorised twin'} chosen by the 20% rule",
+                             (x["arviz_share"] <= 0.20) == arviz,
+                             f"ArviZ would be {x['arviz_share']:.1%} of the fit"))
+
+
+SECTIONS = {"exact": bench_exact, "first_fit": bench_first_fit, "in_process": bench_in_process,
+            "convergence": bench_convergence}
+
+
 def versions() -> str:
     code = ("import importlib.metadata as m; print(', '.join(f'{p} {m.version(p)}' for p in "
             "('bayescm', 'pymc', 'pytensor', 'arviz', 'nutpie', 'numba', 'numpy')))")
@@ -272,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="skip the cold pm.sample runs (warm pm.sample uses user caches)")
+    parser.add_argument("--only", choices=list(SECTIONS), action="append",
+                        help="run only these sections (repeatable); default: all")
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # keep tables and progress lines in order
     start = time.perf_counter()
@@ -281,9 +336,8 @@ def main(argv: list[str] | None = None) -> int:
           f"  {platform.machine()}  {os.cpu_count()} CPUs  mode={mode}")
     print(versions())
     verdicts: list[tuple[str, bool | None, str]] = []
-    bench_exact(verdicts)
-    bench_first_fit(verdicts, args.quick)
-    bench_in_process(verdicts)
+    for name in args.only or SECTIONS:
+        SECTIONS[name](verdicts, args.quick)
 
     section("Targets")
     width = max(len(name) for name, _, _ in verdicts)

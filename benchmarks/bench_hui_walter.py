@@ -22,6 +22,12 @@ prevalences; ArviZ), and ESS per second of total wall time.
 * plain ``pm.sample()`` with default settings on the same PyMC model, fresh process,
   cold and warm as above.
 
+* the convergence check (issue 16): ``check_convergence`` as ``fit`` runs it, as a
+  share of the fit's wall time (which includes it), for the two-population model
+  (median of 5 refits, 6 checked scalars: ArviZ) and for 24 simulated populations
+  (28 scalars: above ``convergence.ARVIZ_MAX_SCALARS``), with the share ArviZ
+  (``backend="arviz"``) and the vectorised twin would have.
+
 Targets (issue text): the same-session refit at least matches JAGS's ESS per second of
 wall time; a first fit in a fresh process at most 1/3 of plain pm.sample's time.
 """
@@ -94,7 +100,43 @@ SESSION = SETUP + textwrap.dedent("""
 """)
 
 
-def child(code: str, cache: str | None = None) -> dict:
+CHECK = SETUP + textwrap.dedent("""
+    def costs(idata, fit_s):
+        params = idata.attrs["parameters"].split(",")
+        t0 = time.perf_counter()
+        rep = bcm.check_convergence(idata, var_names=params)
+        auto = time.perf_counter() - t0
+        out = {"fit_s": fit_s, "check_s": auto, "scalars": len(rep.table),
+               "computed_by": rep.computed_by}
+        for backend in ("arviz", "vectorised"):
+            t0 = time.perf_counter()
+            bcm.check_convergence(idata, var_names=params, backend=backend)
+            t = time.perf_counter() - t0
+            out[backend + "_share"] = t / (fit_s - auto + t)
+        return out
+    def timed(m, seed):
+        t0 = time.perf_counter()
+        idata = bcm.fit(m, random_seed=seed)
+        return costs(idata, time.perf_counter() - t0)
+    bcm.fit(model(), random_seed=1)                       # warm-up: compiles
+    runs = sorted((timed(model(), i) for i in range(5)), key=lambda r: r["fit_s"])
+    rows = [dict(runs[2], case="2 classifiers x 2 populations (median of 5)")]
+    rng = np.random.default_rng(11)
+    prev = np.linspace(0.1, 0.9, 24)
+    se, sp = np.array([0.9, 0.8]), np.array([0.95, 0.9])
+    pos = [se[0] * se[1], se[0] * (1 - se[1]), (1 - se[0]) * se[1], (1 - se[0]) * (1 - se[1])]
+    neg = [(1 - sp[0]) * (1 - sp[1]), (1 - sp[0]) * sp[1], sp[0] * (1 - sp[1]), sp[0] * sp[1]]
+    counts = np.array([rng.multinomial(300, p * np.array(pos) + (1 - p) * np.array(neg))
+                       for p in prev])
+    many = bcm.AgreementTable(counts, populations=[f"p{i}" for i in range(24)])
+    bcm.fit(bcm.models.hui_walter(many), random_seed=1)   # warm-up: new shapes
+    rows.append(dict(timed(bcm.models.hui_walter(many), 2),
+                     case="2 classifiers x 24 populations"))
+    print("BENCH" + json.dumps(rows))
+""")
+
+
+def child(code: str, cache: str | None = None) -> dict | list:
     env = dict(os.environ)
     if cache is not None:
         env["PYTENSOR_FLAGS"] = f"compiledir={cache}/pytensor"
@@ -145,6 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbayescm engine: {first['warm']['engine']}; divergences in first fits: "
           f"{', '.join(str(r['divergences']) for r in first.values())}; "
           f"import of bayescm in a child: {first['warm']['import_s']:.2f} s (not included)")
+    checks = child(CHECK)
+    print("\nConvergence check as a share of the fit (warm session)")
+    print(f"{'case':<45}  {'scalars':>7}  {'fit s':>6}  {'check s':>7}  {'share':>6}  "
+          f"{'ArviZ':>6}  {'vectorised':>10}  computed by")
+    for r in checks:
+        print(f"{r['case']:<45}  {r['scalars']:7d}  {r['fit_s']:6.2f}  {r['check_s']:7.3f}  "
+              f"{r['check_s'] / r['fit_s']:6.1%}  {r['arviz_share']:6.1%}  "
+              f"{r['vectorised_share']:10.1%}  {r['computed_by'][:40]}")
+    print("share = check as fit runs it / fit wall time (which includes it); ArviZ and "
+          "vectorised = that backend's time / (fit - check + that time)")
     print("\nTargets")
     verdicts = [("refit ESS/s >= JAGS ESS/s", refit_ess / refit >= je / jw,
                  f"{refit_ess / refit:.0f} vs {je / jw:.0f}")]
@@ -153,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         verdicts.append((f"first fit {state}: bayescm / pm.sample <= 1/3", ratio <= 1 / 3,
                          f"{ratio:.3f} = {first[state]['wall_s']:.2f} s / "
                          f"{pm_runs[state]['wall_s']:.2f} s"))
+    for r in checks:
+        arviz = r["computed_by"].startswith("ArviZ")
+        verdicts.append((f"{r['scalars']} scalars: {'ArviZ' if arviz else 'twin'} by 20% rule",
+                         (r["arviz_share"] <= 0.20) == arviz,
+                         f"ArviZ would be {r['arviz_share']:.1%} of the fit"))
     for name, ok, detail in verdicts:
         print(f"{'PASS' if ok else 'MISS'}  {name:<45}  {detail}")
     print(f"\nbenchmark wall time: {time.perf_counter() - start:.0f} s")
