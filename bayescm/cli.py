@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayescm.data import CELLS
+
 __all__ = ["main"]
 
 
@@ -39,7 +41,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("summarize", help="posterior of every metric of one confusion matrix")
-    for cell in ("tp", "fn", "fp", "tn"):
+    for cell in CELLS:
         s.add_argument(f"--{cell}", type=float, required=True, help=f"count of {cell}")
     s.add_argument("--model", choices=["three_beta", "dirichlet_multinomial"],
                    default="three_beta")

@@ -180,7 +180,7 @@ def curve_bands(
     if ax.collections:
         from matplotlib.patches import Patch
 
-        level = next(iter(curves.values())).level
+        level = next(iter(curves.values())).hdi_prob
         handles.append(Patch(color="0.6", alpha=0.35, label=f"{level:.0%} pointwise bands"))
     ax.legend(handles=handles, loc="lower right" if kinds == {"roc"} else "lower left",
               fontsize="small")
