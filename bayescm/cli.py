@@ -9,6 +9,7 @@ chain in every subcommand, as in :func:`bayescm.fit`.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import sys
@@ -116,12 +117,11 @@ def _summarize(args: argparse.Namespace) -> int:
 
     cm = bcm.ConfusionMatrix(tp=args.tp, fn=args.fn, fp=args.fp, tn=args.tn)
     priors = dict(args.prior)
-    if args.model == "three_beta":
-        model = bcm.models.three_beta(cm, priors=priors, prevalence=args.prevalence)
-    else:
-        if args.prevalence is not None:
-            raise ValueError("--prevalence applies to the three_beta model only.")
-        model = bcm.models.dirichlet_multinomial(cm, priors=priors)
+    options = {} if args.prevalence is None else {"prevalence": args.prevalence}
+    builder = getattr(bcm.models, args.model)
+    if options and "prevalence" not in inspect.signature(builder).parameters:
+        raise ValueError(f"--prevalence does not apply to the {args.model} model.")
+    model = builder(cm, priors=priors, **options)
     metrics = args.metrics.split(",") if args.metrics else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", bcm.ConvergenceWarning)

@@ -165,6 +165,7 @@ def hw_model():
                                  conditional_dependence=[("A", "B")], identifiability="ignore")
 
 
+@pytest.mark.filterwarnings("ignore::bayescm.ConvergenceWarning")  # short runs: structure only
 @pytest.mark.parametrize("build", [
     lambda: bcm.models.three_beta(bcm.ConfusionMatrix(tp=[26, 40], fn=[0, 8], fp=[2, 5],
                                                       tn=[6, 47], classifier=["a", "b"]),
@@ -194,6 +195,7 @@ def _structure(model: pm.Model) -> dict:
     }
 
 
+@pytest.mark.filterwarnings("ignore::bayescm.ConvergenceWarning")  # short runs: identity only
 def test_save_load_rebuild_refit_round_trip(tmp_path, hw_model):
     idata = bcm.fit(hw_model, draws=300, tune=300, chains=2, random_seed=5)
     path = bcm.save(idata, tmp_path / "fit.nc")

@@ -230,8 +230,11 @@ def test_coverage(save):
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), frames["wald"]["coverage"])
     assert len(ax.collections) == 1  # Monte Carlo band of the simulated frame only
     save(ax, "coverage")
-    ax = plots.coverage([frames["wald"], frames["wilson"]], level=0.9)
+    ax = plots.coverage([frames["wald"], frames["wilson"]], hdi_prob=0.9)
     assert [ln.get_label() for ln in ax.get_lines()] == ["wald", "wilson", "nominal 90%"]
+    with pytest.warns(DeprecationWarning, match="hdi_prob"):
+        old = plots.coverage([frames["wald"]], level=0.9)
+    assert old.get_lines()[-1].get_label() == "nominal 90%"
     with pytest.raises(ValueError, match=r"intervals\.coverage"):
         plots.coverage({"bad": frames["wald"].reset_index()})
 

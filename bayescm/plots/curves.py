@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from bayescm.curves import Curve
+from bayescm.deprecation import renamed_kwargs
 from bayescm.plots._common import new_axes
+from bayescm.stats import check_hdi_prob
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,10 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["coverage", "curve_bands"]
 
 
+@renamed_kwargs(level="hdi_prob")
 def coverage(
     frames: Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame] | pd.DataFrame,
     *,
-    level: float = 0.95,
+    hdi_prob: float = 0.95,
     ax: Axes | None = None,
 ) -> Axes:
     r"""Coverage of interval methods against the true proportion, with the nominal level.
@@ -44,8 +47,9 @@ def coverage(
     ----------
     frames
         A dict label -> frame, a list of frames (labelled by their method) or one frame.
-    level
-        Nominal level, drawn as a dashed line.
+    hdi_prob
+        Nominal mass of the intervals, drawn as a dashed line (``level=`` is a
+        deprecated alias).
     ax
         Axes to draw on; default a new figure's.
 
@@ -58,7 +62,7 @@ def coverage(
     ------
     ValueError
         For no frames, a frame without index ``p`` and column ``coverage``, or
-        ``level`` outside (0, 1).
+        ``hdi_prob`` outside (0, 1).
 
     Examples
     --------
@@ -71,8 +75,7 @@ def coverage(
     3
     >>> plt.close("all")
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}.")
+    level = check_hdi_prob(hdi_prob)
     if isinstance(frames, pd.DataFrame):
         frames = [frames]
     if not isinstance(frames, Mapping):
