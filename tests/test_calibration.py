@@ -1,0 +1,186 @@
+"""Simulation-based calibration of the latent-class posterior (the nutpie kernel path).
+
+Talts, Betancourt, Simpson, Vehtari & Gelman, "Validating Bayesian inference algorithms
+with simulation-based calibration" (2018): draw parameters from the prior, data from the
+model, fit; the rank of each true parameter among (thinned) posterior draws is uniform
+exactly when the sampler draws from the posterior of the model that generated the data.
+
+The data are simulated case by case from the latent classes (class, then each
+classifier's call), independently of bayescm's pattern probabilities.
+
+False alarms.  Each parameter's ranks are tested for uniformity with a chi-square test
+over ``BINS`` equal bins at level ``ALPHA / n_parameters`` (Bonferroni), so the whole
+check raises a false alarm with probability at most ``ALPHA`` = 0.001 when the sampler
+is right (residual autocorrelation after thinning to about one draw per effective draw
+makes ranks slightly lumpy; the level is far below the usual 0.05 to absorb it).
+
+Power.  :func:`test_a_wrong_density_is_caught` fits the same studies with the calls of
+classifiers A and B swapped in the patterns ``+-?`` and ``-+?`` (the cell-order mistake
+sources invite) and asserts the check fails (slow suite; measured there).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import bayescm as bcm
+from bayescm.agreement import pattern_matrix
+from bayescm.priors import Beta
+
+ALPHA = 0.001
+BINS = 5
+THIN = 8  # 2 chains x 400 draws -> 100 ranks per study; bulk ESS is about 300-600
+PRIORS = {"sensitivity": Beta(8, 2), "specificity": Beta(8, 2), "prevalence": Beta(2, 2)}
+T, P, N = 3, 2, 300  # 3 classifiers, 2 populations, 300 cases each: 14 df, 8 parameters
+
+
+def _truth(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Parameters from the prior: Beta(8, 2) x Beta(8, 2) truncated to Se + Sp > 1."""
+    se, sp = rng.beta(8, 2, T), rng.beta(8, 2, T)
+    for t in range(T):
+        while se[t] + sp[t] <= 1:  # P(Se + Sp <= 1) ~ 1e-4: a handful of redraws at most
+            se[t], sp[t] = rng.beta(8, 2), rng.beta(8, 2)
+    return {"sensitivity": se, "specificity": sp, "prevalence": rng.beta(2, 2, P)}
+
+
+def _simulate(rng: np.random.Generator, truth: dict[str, np.ndarray]) -> np.ndarray:
+    """Counts per population and pattern, case by case from the latent classes."""
+    patt = pattern_matrix(T)
+    counts = np.zeros((P, 2**T), dtype=np.int64)
+    for p in range(P):
+        positive = rng.uniform(size=N) < truth["prevalence"][p]
+        rate = np.where(positive[:, None], truth["sensitivity"], 1 - truth["specificity"])
+        calls = (rng.uniform(size=(N, T)) < rate).astype(int)
+        index = [int(np.flatnonzero((patt == c).all(axis=1))[0]) for c in calls]
+        counts[p] = np.bincount(index, minlength=2**T)
+    return counts
+
+
+def _swap_ab(counts: np.ndarray) -> np.ndarray:
+    """The same table with classifiers A and B exchanged in the '+-' / '-+' patterns only."""
+    patt = pattern_matrix(T)
+    out = counts.copy()
+    for i, row in enumerate(patt):
+        if row[0] == 1 and row[1] == 0:
+            j = int(np.flatnonzero((patt == [0, 1, *row[2:]]).all(axis=1))[0])
+            out[:, [i, j]] = counts[:, [j, i]]
+    return out
+
+
+def sbc_ranks(n_studies: int, seed: int, corrupt=None) -> dict[str, np.ndarray]:
+    """Ranks (0..draws/THIN) of every true parameter, shape (n_studies, units)."""
+    rng = np.random.default_rng(seed)
+    ranks: dict[str, list[np.ndarray]] = {k: [] for k in PRIORS}
+    for i in range(n_studies):
+        truth = _truth(rng)
+        counts = _simulate(rng, truth)
+        if corrupt is not None:
+            counts = corrupt(counts)
+        tab = bcm.AgreementTable(counts, populations=[f"p{j}" for j in range(P)])
+        model = bcm.models.hui_walter(tab, priors=PRIORS)
+        with warnings.catch_warnings():
+            # a few of hundreds of short runs miss R-hat < 1.01: that is part of what
+            # calibration measures, not a reason to stop
+            warnings.simplefilter("ignore", bcm.ConvergenceWarning)
+            idata = bcm.fit(model, draws=400, tune=300, chains=2, random_seed=seed + i,
+                            prior=False, predictive=False, metrics=[])
+        assert idata.attrs["engine"] == "bayescm-kernel"
+        for name in PRIORS:
+            draws = idata.posterior[name].values[:, ::THIN].reshape(-1, truth[name].size)
+            ranks[name].append((draws < truth[name]).sum(axis=0))
+    return {k: np.array(v) for k, v in ranks.items()}
+
+
+def uniformity_pvalues(ranks: dict[str, np.ndarray]) -> dict[str, float]:
+    """Chi-square p-value of each scalar parameter's rank histogram (BINS equal bins)."""
+    out = {}
+    for name, r in ranks.items():
+        n_ranks = 400 * 2 // THIN + 1
+        for u in range(r.shape[1]):
+            observed = np.bincount(r[:, u] * BINS // n_ranks, minlength=BINS)
+            out[f"{name}[{u}]"] = float(stats.chisquare(observed).pvalue)
+    return out
+
+
+def test_latent_class_posterior_is_calibrated():
+    """150 studies through the compiled Hui-Walter kernel: every parameter's ranks are
+    uniform (overall false-alarm rate <= 0.001, see the module notes)."""
+    pvalues = uniformity_pvalues(sbc_ranks(150, seed=11))
+    level = ALPHA / len(pvalues)
+    assert min(pvalues.values()) > level, pvalues
+
+
+@pytest.mark.slow
+def test_a_wrong_density_is_caught():
+    """Power: the same check on a likelihood with classifiers A and B swapped in the
+    discordant patterns fails (the check can tell a wrong density from a right one)."""
+    pvalues = uniformity_pvalues(sbc_ranks(150, seed=11, corrupt=_swap_ab))
+    assert min(pvalues.values()) < ALPHA / len(pvalues), pvalues
+
+
+def _dependent_ranks(n_studies: int, seed: int) -> dict[str, np.ndarray]:
+    """SBC ranks for Hui-Walter with conditional dependence between A and B."""
+    from bayescm.models.hui_walter import pattern_probabilities
+
+    rng = np.random.default_rng(seed)
+    names = (*PRIORS, "cov_se", "cov_sp")
+    ranks: dict[str, list[np.ndarray]] = {k: [] for k in names}
+    for i in range(n_studies):
+        truth = _truth(rng)
+        u_se, u_sp = rng.uniform(size=(1, 1)), rng.uniform(size=(1, 1))
+        prob, cov_se, cov_sp = pattern_probabilities(
+            truth["sensitivity"][None], truth["specificity"][None], truth["prevalence"][None],
+            u_se, u_sp, T, [(0, 1)])
+        truth.update(cov_se=cov_se[0], cov_sp=cov_sp[0])
+        counts = np.array([rng.multinomial(N, p / p.sum()) for p in prob[0]])
+        tab = bcm.AgreementTable(counts, populations=[f"p{j}" for j in range(P)])
+        model = bcm.models.hui_walter(tab, priors=PRIORS, conditional_dependence=[("A", "B")])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bcm.ConvergenceWarning)
+            idata = bcm.fit(model, draws=400, tune=400, chains=2, random_seed=seed + i,
+                            prior=False, predictive=False, metrics=[])
+        for name in names:
+            draws = idata.posterior[name].values[:, ::THIN].reshape(-1, truth[name].size)
+            ranks[name].append((draws < truth[name]).sum(axis=0))
+    return {k: np.array(v) for k, v in ranks.items()}
+
+
+@pytest.mark.slow
+def test_dependent_latent_class_posterior_is_calibrated():
+    """The same check with a conditionally dependent pair (covariances in the kernel)."""
+    pvalues = uniformity_pvalues(_dependent_ranks(150, seed=23))
+    assert min(pvalues.values()) > ALPHA / len(pvalues), pvalues
+
+
+@pytest.mark.slow
+def test_folds_posterior_is_calibrated():
+    """SBC of the hierarchical folds model (nutpie compiling the PyMC model): the mean
+    rates, the concentrations and the prevalence, drawn from the default priors."""
+    rng = np.random.default_rng(5)
+    names = ("tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence")
+    ranks: dict[str, list[int]] = {k: [] for k in names}
+    k, n = 5, 80
+    for i in range(120):
+        truth = {"prevalence": rng.beta(1, 1), "tpr_mean": rng.beta(1, 1),
+                 "tnr_mean": rng.beta(1, 1), "tpr_kappa": rng.gamma(2, 1 / 0.02),
+                 "tnr_kappa": rng.gamma(2, 1 / 0.02)}
+        rates = {r: rng.beta(truth[f"{r}_mean"] * truth[f"{r}_kappa"],
+                             (1 - truth[f"{r}_mean"]) * truth[f"{r}_kappa"], k)
+                 for r in ("tpr", "tnr")}
+        pos = rng.binomial(n, truth["prevalence"], k)
+        tp, tn = rng.binomial(pos, rates["tpr"]), rng.binomial(n - pos, rates["tnr"])
+        cms = bcm.ConfusionMatrix(tp=tp, fn=pos - tp, fp=n - pos - tn, tn=tn,
+                                  classifier=[f"f{j}" for j in range(k)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bcm.ConvergenceWarning)
+            idata = bcm.fit(bcm.models.folds(cms), draws=400, tune=400, chains=2,
+                            random_seed=i, prior=False, predictive=False, metrics=[])
+        for name in names:
+            draws = idata.posterior[name].values[:, ::THIN].ravel()
+            ranks[name].append(int((draws < truth[name]).sum()))
+    pvalues = uniformity_pvalues({k: np.array(v)[:, None] for k, v in ranks.items()})
+    assert min(pvalues.values()) > ALPHA / len(pvalues), pvalues
