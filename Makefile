@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all lint bench clean
+.PHONY: demo engines test test-all lint bench clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -15,10 +15,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/bayescm demo --out demo-output
 
-test: $(STAMP)
+# System engines the tests use (tools/engines.py: JAGS): installed with apt-get when run
+# as root, otherwise their tests are skipped with a closing line saying how to install them
+# (under CI=true they fail).
+engines:
+	$(PYTHON) tools/engines.py ensure
+
+test: $(STAMP) engines
 	$(BIN)/python -m pytest -q
 
-test-all: $(STAMP)
+test-all: $(STAMP) engines
 	$(BIN)/python -m pytest -q -m "slow or not slow"
 
 lint: $(STAMP)

@@ -1,8 +1,17 @@
-"""Shared fixtures. Fitted results are module-level caches: sampling is done once."""
+"""Shared fixtures. Fitted results are module-level caches: sampling is done once.
+
+System engines: a test marked ``@pytest.mark.engine("jags")`` needs that program on
+PATH (the table is ``tools/engines.py``; ``make test`` installs what it can).  Without
+it the test is skipped and the run closes with a line naming what was skipped and how
+to install it; under CI (``CI=true``) the test fails instead.
+"""
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import pathlib
+import sys
 
 import matplotlib
 import pytest
@@ -43,3 +52,54 @@ def fitted(family: str, sampler: str, draws: int = 1000, seed: int = 11):
     )
     builder = getattr(bcm.models, family)
     return bcm.fit(builder(cms), sampler=sampler, draws=draws, random_seed=seed)
+
+
+def _load_engines():
+    path = pathlib.Path(__file__).resolve().parents[1] / "tools" / "engines.py"
+    spec = importlib.util.spec_from_file_location("bayescm_test_engines", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+engines = _load_engines()
+_MISSING = pytest.StashKey[dict]()  # engine name -> node ids skipped or failed
+
+
+def pytest_configure(config):
+    config.stash[_MISSING] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before any fixture: skip (or, under CI, fail) a test whose engine is missing."""
+    for mark in item.iter_markers("engine"):
+        for name in mark.args:
+            engine = engines.ENGINES[name]
+            absent = engine.missing()
+            if not absent:
+                continue
+            item.config.stash[_MISSING].setdefault(name, []).append(item.nodeid)
+            what = f"{engine.label} (`{'`, `'.join(absent)}` not on PATH)"
+            if engines.in_ci():
+                pytest.fail(f"CI=true and {what}: install it with `{engine.install}` "
+                            "(`make test` does this when run as root)", pytrace=False)
+            pytest.skip(f"needs {what}; install it with `{engine.install}`")
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """After the short summary: one closing line per missing engine."""
+    result = yield
+    ci = engines.in_ci()
+    for name, ids in terminalreporter.config.stash.get(_MISSING, {}).items():
+        engine = engines.ENGINES[name]
+        n = len(ids)
+        tests = f"{n} test{'s' if n != 1 else ''} that need{'s' if n == 1 else ''}"
+        verb = "FAILED" if ci else "SKIPPED"
+        note = " (CI=true: a missing engine fails the run)" if ci else ""
+        terminalreporter.write_line(
+            f"{verb} {tests} {engine.label}: install it with `{engine.install}`{note}",
+            red=ci, yellow=not ci, bold=True)
+    return result

@@ -67,11 +67,19 @@ def build(name, **overrides):
 
 
 @functools.cache
-def fits(name):
-    model = build(name)
+def pymc_fit(name):
+    return bcm.fit(build(name), random_seed=11)
+
+
+@functools.cache
+def jags_fit(name):
     # JAGS's Gibbs steps mix slowly on the covariance terms: a longer, thinned run
     long = dict(draws=40_000, thin=8) if "dependence" in DATASETS[name] else {}
-    return bcm.fit(model, random_seed=11), jags.fit_hui_walter(model, seed=3, **long)
+    return jags.fit_hui_walter(build(name), seed=3, **long)
+
+
+def fits(name):
+    return pymc_fit(name), jags_fit(name)
 
 
 def test_pattern_probabilities_are_valid_and_shared():
@@ -126,6 +134,7 @@ def test_bad_model_input():
                               identifiability="ignore")
 
 
+@pytest.mark.engine("jags")
 @pytest.mark.parametrize("name", list(DATASETS))
 def test_pymc_agrees_with_jags(name):
     idata, twin = fits(name)
@@ -146,7 +155,7 @@ def test_pymc_agrees_with_jags(name):
 
 
 def test_outputs_of_a_latent_class_fit():
-    idata, _ = fits("two_pop")
+    idata = pymc_fit("two_pop")
     post = idata.posterior
     assert (post["sensitivity"] + post["specificity"] > 1).all()  # no label switching
     assert post["theta"].dims == ("chain", "draw", "population", "classifier", "cell")
@@ -181,7 +190,7 @@ def test_generic_engine_agrees_and_refits_without_recompiling(monkeypatch):
     """nutpie compiling the PyMC graph agrees with the kernel; new counts reuse it."""
     import nutpie
 
-    kernel_fit, _ = fits("two_pop")
+    kernel_fit = pymc_fit("two_pop")
     generic = bcm.fit(build("two_pop"), engine="nutpie", random_seed=3)
     assert generic.attrs["engine"] == "nutpie" and bcm.check_convergence(generic).ok
     for var in ("sensitivity", "specificity", "prevalence"):
