@@ -6,38 +6,52 @@ Bayesian analysis of binary confusion matrices with PyMC and ArviZ.
 >>> cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
 >>> idata = bcm.fit(bcm.models.three_beta(cm), random_seed=1)
 >>> table = bcm.summary(idata, metrics=["tpr", "tnr", "bm"])
+
+``import bayescm`` is light: it imports neither PyMC, PyTensor, nutpie, ArviZ nor
+matplotlib.  The public names below are resolved on first use (PEP 562); building
+a model imports PyMC, making or reading a result imports ArviZ, a plot matplotlib.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from bayescm import _quiet
 
 _quiet.install()
 
-from bayescm import (  # noqa: E402
-    analysis,
-    curves,
-    datasets,
-    intervals,
-    metrics,
-    models,
-    plots,
-    priors,
-    stats,
-)
-from bayescm.agreement import AgreementTable  # noqa: E402
-from bayescm.convergence import (  # noqa: E402
-    ConvergenceError,
-    ConvergenceReport,
-    ConvergenceWarning,
-    check_convergence,
-)
+__version__ = "0.1.0"
+
+# The data types, and ``summary``, whose name is also its module's (importing the
+# module bayescm.summary would otherwise set bcm.summary to the module), are imported
+# now: NumPy, pandas and xarray only.
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
-from bayescm.inference import fit  # noqa: E402
-from bayescm.persist import load, rebuild, save  # noqa: E402
-from bayescm.ppc import posterior_predictive_check  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
 from bayescm.summary import summary  # noqa: E402
 
-__version__ = "0.1.0"
+# public name -> module that defines it (a submodule itself when the name is one)
+_LAZY: dict[str, str] = {
+    "AgreementTable": "bayescm.agreement",
+    "ConvergenceError": "bayescm.convergence",
+    "ConvergenceReport": "bayescm.convergence",
+    "ConvergenceWarning": "bayescm.convergence",
+    "check_convergence": "bayescm.convergence",
+    "fit": "bayescm.inference",
+    "load": "bayescm.persist",
+    "rebuild": "bayescm.persist",
+    "save": "bayescm.persist",
+    "posterior_predictive_check": "bayescm.ppc",
+    "analysis": "bayescm.analysis",
+    "curves": "bayescm.curves",
+    "datasets": "bayescm.datasets",
+    "intervals": "bayescm.intervals",
+    "metrics": "bayescm.metrics",
+    "models": "bayescm.models",
+    "plots": "bayescm.plots",
+    "priors": "bayescm.priors",
+    "stats": "bayescm.stats",
+}
 
 __all__ = [
     "CELLS",
@@ -66,3 +80,42 @@ __all__ = [
     "stats",
     "summary",
 ]
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
+    from bayescm import (
+        analysis,
+        curves,
+        datasets,
+        intervals,
+        metrics,
+        models,
+        plots,
+        priors,
+        stats,
+    )
+    from bayescm.agreement import AgreementTable
+    from bayescm.convergence import (
+        ConvergenceError,
+        ConvergenceReport,
+        ConvergenceWarning,
+        check_convergence,
+    )
+    from bayescm.inference import fit
+    from bayescm.persist import load, rebuild, save
+    from bayescm.ppc import posterior_predictive_check
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        where = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'bayescm' has no attribute {name!r}") from None
+    module = importlib.import_module(where)
+    # a submodule is its own value (``bcm.models``); anything else lives in it
+    value = module if where == f"bayescm.{name}" else getattr(module, name)
+    globals()[name] = value  # resolved once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -114,6 +114,8 @@ def _clean(x: object) -> object:
 
 def _summarize(args: argparse.Namespace) -> int:
     import bayescm as bcm
+    from bayescm import idata as idata_mod
+    from bayescm.inference import fit_closed_form
 
     cm = bcm.ConfusionMatrix(tp=args.tp, fn=args.fn, fp=args.fp, tn=args.tn)
     priors = dict(args.prior)
@@ -121,23 +123,30 @@ def _summarize(args: argparse.Namespace) -> int:
     builder = getattr(bcm.models, args.model)
     if options and "prevalence" not in inspect.signature(builder).parameters:
         raise ValueError(f"--prevalence does not apply to the {args.model} model.")
-    model = builder(cm, priors=priors, **options)
     metrics = args.metrics.split(",") if args.metrics else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", bcm.ConvergenceWarning)
-        idata = bcm.fit(model, sampler=args.sampler, draws=args.draws, chains=args.chains,
-                        random_seed=args.seed, metrics=metrics)
+        if args.sampler == "exact":  # the family's closed form, no model: no PyMC, no ArviZ
+            idata = fit_closed_form(args.model, cm, priors=priors, options=options,
+                                    draws=args.draws, chains=args.chains,
+                                    random_seed=args.seed, metrics=metrics)
+        else:
+            idata = bcm.fit(builder(cm, priors=priors, **options), sampler=args.sampler,
+                            draws=args.draws, chains=args.chains, random_seed=args.seed,
+                            metrics=metrics)
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob)
     report = bcm.check_convergence(idata)
+    attrs = idata_mod.attrs(idata)
+    posterior = idata_mod.group(idata, "posterior")
     if args.json:
         out = {
             "counts": cm.to_dict(),
             "model": args.model,
             "sampler": args.sampler,
-            "engine": idata.attrs["engine"],
-            "draws": idata.posterior.sizes["draw"],  # per chain, as --draws
-            "chains": idata.posterior.sizes["chain"],
-            "priors": json.loads(idata.attrs["priors"]),
+            "engine": attrs["engine"],
+            "draws": posterior.sizes["draw"],  # per chain, as --draws
+            "chains": posterior.sizes["chain"],
+            "priors": json.loads(attrs["priors"]),
             "hdi_prob": args.hdi_prob,
             "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},
                             "divergences": report.divergences, "problems": report.problems},
@@ -153,7 +162,7 @@ def _summarize(args: argparse.Namespace) -> int:
     view = table.droplevel("classifier")
     view.insert(0, "label", [labels[k] for k in view.index])
     print(f"Confusion matrix: {cm.to_dict()}  (N = {int(cm.n[0])})")
-    print(f"Model {args.model}, sampler {args.sampler}, priors {idata.attrs['priors']}")
+    print(f"Model {args.model}, sampler {args.sampler}, priors {attrs['priors']}")
     print(f"{args.hdi_prob:.0%} HDI; hdi_width is the metric uncertainty\n")
     with pd.option_context("display.width", 140, "display.max_rows", 200):
         print(view.to_string(float_format=lambda v: f"{v:.4f}"))

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from bayescm import idata as idata_mod
+
 if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
     import arviz as az
     import xarray as xr
@@ -250,16 +252,17 @@ def check_convergence(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}.")
-    post = idata.posterior
+    post = idata_mod.group(idata, "posterior")
+    attrs = idata_mod.attrs(idata)
     if var_names is None:
-        recorded = idata.attrs.get("parameters")
+        recorded = attrs.get("parameters")
         var_names = recorded.split(",") if recorded else list(post.data_vars)
     missing = [v for v in var_names if v not in post]
     if missing:
         raise KeyError(f"Variables {missing} are not in the posterior ({list(post.data_vars)}).")
     chains, draws = int(post.sizes["chain"]), int(post.sizes["draw"])
     post = post[list(var_names)]
-    independent = idata.attrs.get("sampler") == "exact"
+    independent = attrs.get("sampler") == "exact"
     if independent:
         table, computed_by = _iid_table(post), "bayescm (i.i.d. draws: no MCMC diagnostics)"
     else:
@@ -277,8 +280,10 @@ def check_convergence(
             computed_by = (f"bayescm.diagnostics, ArviZ {version}'s estimators vectorised for "
                            f"{n_scalars} scalars")
     div = 0
-    if "sample_stats" in idata.groups() and "diverging" in idata.sample_stats:
-        div = int(np.asarray(idata.sample_stats["diverging"]).sum())
+    stats = (idata_mod.group(idata, "sample_stats")
+             if idata_mod.has_group(idata, "sample_stats") else {})
+    if "diverging" in stats:
+        div = int(np.asarray(stats["diverging"]).sum())
     return ConvergenceReport(
         table=table, divergences=div, chains=chains, draws=draws, rhat_max=rhat_max,
         ess_min=float(ess_min if ess_min is not None else 100 * chains),

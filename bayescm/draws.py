@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymc as pm
 import xarray as xr
 
 from bayescm import metrics as metric_registry
 from bayescm.data import CELLS
-from bayescm.models.family import Conjugate, Family, ModelSpec, default_predictive
+from bayescm.models.family import (
+    ClosedForm,
+    Conjugate,
+    Family,
+    ModelSpec,
+    default_predictive,
+)
 from bayescm.stats import SAMPLE_DIMS, multinomial
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 __all__ = ["METRIC_DTYPE", "complete", "multinomial", "observed", "predictive", "prior_draws",
            "with_metrics"]
@@ -34,14 +43,24 @@ def coords_of(model: pm.Model) -> dict[str, list]:
     return {k: list(v) for k, v in model.coords.items() if v is not None}
 
 
-def complete(values: dict[str, np.ndarray], model: pm.Model, family: Family | None,
-             spec: ModelSpec | None, conjugate: Conjugate | None = None) -> xr.Dataset:
-    """Dataset with the model's dims and coords, plus the family's derived quantities."""
-    coords = coords_of(model)
+def complete(values: dict[str, np.ndarray], model: pm.Model | None, family: Family | None,
+             spec: ModelSpec | None, conjugate: Conjugate | None = None, *,
+             closed: ClosedForm | None = None) -> xr.Dataset:
+    """Dataset with the model's dims and coords, plus the family's derived quantities.
+
+    Without a model, dims and coords come from the family's ``closed`` form.
+    """
+    if model is not None:
+        coords = coords_of(model)
+        var_dims = {name: model.named_vars_to_dims.get(name)
+                    for name in values if name in model.named_vars}
+    else:
+        coords = {k: list(v) for k, v in closed.coords.items()}
+        var_dims = dict(closed.dims)
     chains, draws = next(iter(values.values())).shape[:2]
     data = {}
     for name, arr in values.items():
-        dims = model.named_vars_to_dims.get(name) if name in model.named_vars else None
+        dims = var_dims.get(name)
         if dims is None or len(dims) != arr.ndim - 2:
             dims = tuple(f"{name}_dim_{i}" for i in range(arr.ndim - 2))
         data[name] = xr.DataArray(arr, dims=(*SAMPLE_DIMS, *dims))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm.models.family import Kernel
 
 __all__ = ["EngineNotice", "kernel_supported", "sample_kernel", "sample_nutpie", "sample_pymc"]
@@ -90,9 +91,10 @@ def sample_kernel(kernel: Kernel, *, draws: int, tune: int, chains: int, seed: i
     )
     trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
                           progress_bar=progressbar, **_nuts_kwargs(target_accept))
-    out = {name: trace.posterior[name].values.reshape(chains, draws, *shape)
+    posterior = idata_mod.group(trace, "posterior")
+    out = {name: posterior[name].values.reshape(chains, draws, *shape)
            for name, shape in zip(names, shapes, strict=True)}
-    return out, _stats(trace.sample_stats)
+    return out, _stats(idata_mod.group(trace, "sample_stats"))
 
 
 def _compiled_nutpie(model: Any, key: Any) -> Any:
@@ -122,7 +124,8 @@ def sample_nutpie(model: Any, *, structure: Any, draws: int, tune: int, chains: 
     compiled = _compiled_nutpie(model, structure)
     trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
                           progress_bar=progressbar, **_nuts_kwargs(target_accept))
-    return _arrays(trace.posterior), _stats(trace.sample_stats)
+    return (_arrays(idata_mod.group(trace, "posterior")),
+            _stats(idata_mod.group(trace, "sample_stats")))
 
 
 def sample_pymc(model: Any, *, draws: int, tune: int, chains: int, seed: int,
@@ -136,7 +139,8 @@ def sample_pymc(model: Any, *, draws: int, tune: int, chains: int, seed: int,
         trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False,
                           **_nuts_kwargs(target_accept))
-    return _arrays(trace.posterior), _stats(trace.sample_stats)
+    return (_arrays(idata_mod.group(trace, "posterior")),
+            _stats(idata_mod.group(trace, "sample_stats")))
 
 
 def _arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:

@@ -2,8 +2,15 @@
 
 ArviZ is imported when a result is made or read, not on import.  Every other
 module builds its result through :func:`make` and reads groups with
-:func:`group` / :func:`has_group`, so the move to ArviZ 1.x (where PyMC 6
-returns an ``xarray.DataTree``) is a change of this file alone.
+:func:`group` / :func:`has_group` / :func:`group_names` and top-level attributes
+with :func:`attrs`, so the move to ArviZ 1.x (where PyMC 6 returns an
+``xarray.DataTree``) is a change of this file alone.
+
+The readers already take both: ``make(..., arviz=False)`` builds the same groups
+and attrs as an ``xarray.DataTree`` without importing ArviZ, which is what the
+model-free exact path (:func:`bayescm.inference.fit_closed_form`, the CLI) hands
+to ``summary`` and ``check_convergence``.  ``tests/test_idata_seam.py`` keeps every
+other module off the groups.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "attrs",
+    "copy",
     "group",
     "group_names",
     "has_group",
@@ -30,9 +38,17 @@ __all__ = [
     "write",
 ]
 
-def make(groups: Mapping[str, xr.Dataset], attrs: Mapping[str, Any] | None = None
-         ) -> az.InferenceData:
-    """An InferenceData of ``groups`` (name -> Dataset) with top-level ``attrs``."""
+def make(groups: Mapping[str, xr.Dataset], attrs: Mapping[str, Any] | None = None,
+         *, arviz: bool = True) -> az.InferenceData:
+    """An InferenceData of ``groups`` (name -> Dataset) with top-level ``attrs``.
+
+    ``arviz=False``: the same groups and attrs as an ``xarray.DataTree`` (ArviZ
+    1.x's InferenceData), made without importing ArviZ; every reader here takes it.
+    """
+    if not arviz:
+        tree = xr.DataTree.from_dict(dict(groups))
+        tree.attrs.update(attrs or {})
+        return tree  # type: ignore[return-value]
     import arviz as az  # ArviZ is imported only when a result is made
 
     idata = az.InferenceData(**dict(groups))
@@ -59,18 +75,28 @@ def require(obj: object, what: str = "data") -> az.InferenceData:
 
 def group_names(idata: az.InferenceData) -> list[str]:
     """The names of the groups present."""
+    if isinstance(idata, xr.DataTree):
+        return list(idata.children)
     return list(idata.groups())
 
 
 def has_group(idata: az.InferenceData, name: str) -> bool:
-    return name in idata.groups()
+    return name in group_names(idata)
 
 
 def group(idata: az.InferenceData, name: str) -> xr.Dataset:
     """Group ``name`` as an ``xarray.Dataset``; a KeyError naming the groups there are."""
-    if name not in idata.groups():
-        raise KeyError(f"InferenceData has no group {name!r} (groups: {idata.groups()}).")
+    names = group_names(idata)
+    if name not in names:
+        raise KeyError(f"InferenceData has no group {name!r} (groups: {names}).")
+    if isinstance(idata, xr.DataTree):
+        return idata[name].to_dataset(inherit=False)
     return idata[name]
+
+
+def copy(idata: az.InferenceData) -> az.InferenceData:
+    """A copy whose groups and attrs can be changed without touching ``idata``."""
+    return idata.copy()
 
 
 def attrs(idata: az.InferenceData) -> dict[str, Any]:

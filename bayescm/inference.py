@@ -22,14 +22,14 @@ runs the same convergence check.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pymc as pm
 import xarray as xr
 
 from bayescm import draws as draws_mod
@@ -41,8 +41,9 @@ from bayescm.models.family import Conjugate, Family, families, family_of, is_unm
 
 if TYPE_CHECKING:
     import arviz as az
+    import pymc as pm
 
-__all__ = ["ENGINES", "SAMPLERS", "fit"]
+__all__ = ["ENGINES", "SAMPLERS", "fit", "fit_closed_form"]
 
 SAMPLERS = ("nuts", "exact")
 ENGINES = ("auto", "nutpie", "pymc")
@@ -184,15 +185,78 @@ def fit(
             groups["prior_predictive"] = draws_mod.predictive(
                 prior_ds, observed.sum(observed.dims[-1]), pred_rng, [], family, spec)
     groups = {k: v for k, v in groups.items() if v is not None}
-    idata = idata_mod.make(groups, _attrs(family, spec, sampler, used_engine, parameters,
-                                          predictive_n, random_seed))
+    return _finish(groups, _attrs(family, spec, sampler, used_engine, parameters,
+                                  predictive_n, random_seed), parameters, strict)
+
+
+def fit_closed_form(
+    family: str | Family,
+    data: Any,
+    *,
+    priors: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+    draws: int = 1000,
+    chains: int = 4,
+    random_seed: int | None = None,
+    metrics: Sequence[str] | None = None,
+    strict: bool = False,
+) -> xr.DataTree:
+    """``fit(builder(data, priors=priors, **options), sampler="exact")`` without PyMC.
+
+    The family's closed form (:meth:`bayescm.models.Family.closed_form`) gives the
+    posterior without building the model, so neither PyMC nor ArviZ is imported:
+    the light path of ``bayescm summarize``.  The posterior draws (same seed), its
+    metrics, ``observed_data``, ``sample_stats``, the attrs and the convergence
+    verdict equal those of :func:`fit` with ``sampler="exact"``; there are no
+    predictive or prior groups.
+
+    Returns
+    -------
+    xarray.DataTree
+        The groups and attrs of an InferenceData as an ``xarray.DataTree`` (what
+        ArviZ 1.x calls InferenceData), read by :func:`bayescm.summary` and
+        :func:`bayescm.check_convergence`.  Use :func:`fit` for an
+        ``arviz.InferenceData``.
+
+    Raises
+    ------
+    ValueError
+        When the family has no closed form.
+    """
+    from bayescm.models.family import get_family
+
+    fam = get_family(family) if isinstance(family, str) else family
+    _check_sizes(draws, 0, chains)
+    closed = fam.closed_form(data, priors, options)
+    if closed is None:
+        raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
+                         "and use bayescm.fit.")
+    keys = [m.key for m in metric_registry.resolve(metrics)]
+    rng = np.random.default_rng(random_seed)
+    seeds = rng.integers(0, 2**31 - 1, size=2)  # as fit: the same draws for the same seed
+    posterior, stats = _draw_exact(closed.conjugate, draws, chains,
+                                   np.random.default_rng(seeds[0]))
+    post = draws_mod.complete(posterior, None, fam, closed.spec, closed.conjugate,
+                              closed=closed)
+    parameters = [n for n in fam.parameters(closed.spec) if n in post]
+    groups = {"posterior": draws_mod.with_metrics(post, keys), "sample_stats": stats}
+    if closed.observed is not None:
+        groups["observed_data"] = xr.Dataset({"counts": closed.observed})
+    attrs = _attrs(fam, closed.spec, "exact", "exact", parameters, None, random_seed)
+    return _finish(groups, attrs, parameters, strict, arviz=False)
+
+
+def _finish(groups: dict[str, xr.Dataset], attrs: dict[str, Any], parameters: list[str],
+            strict: bool, *, arviz: bool = True) -> Any:
+    """The result with its convergence verdict in the attrs (warn or raise when it fails)."""
+    idata = idata_mod.make(groups, attrs, arviz=arviz)
     # the attrs say which sampler ran: the check reads it (i.i.d. draws need no R-hat)
     report = check_convergence(idata, var_names=parameters)
-    idata.attrs.update(converged=int(report.ok), convergence=report.message())
+    idata_mod.attrs(idata).update(converged=int(report.ok), convergence=report.message())
     if not report.ok:
         if strict:
             raise ConvergenceError(report.message())
-        warnings.warn(report.message(), ConvergenceWarning, stacklevel=2)
+        warnings.warn(report.message(), ConvergenceWarning, stacklevel=3)
     return idata
 
 
@@ -217,6 +281,8 @@ def _parameters(model: pm.Model, family: Family | None, spec, post: xr.Dataset) 
 
 
 def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> None:
+    import pymc as pm  # a model exists, so PyMC is imported already
+
     if not isinstance(model, pm.Model):
         raise TypeError(
             f"fit needs a pymc.Model (from bayescm.models), got {type(model).__name__}."
@@ -225,13 +291,25 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}.")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
-    for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
-        if not isinstance(v, int | np.integer) or v < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
+    _check_sizes(draws, tune, chains)
     if predictive_n is not None and (
-        not isinstance(predictive_n, int | np.integer) or predictive_n < 1
+        not isinstance(predictive_n, int | np.integer) or isinstance(predictive_n, bool)
+        or predictive_n < 1
     ):
         raise ValueError(f"predictive_n must be a positive integer, got {predictive_n!r}.")
+    if sampler == "nuts" and engine != "pymc" and tune == 0:
+        # nutpie's adaptation windows need at least one tuning step (it panics otherwise)
+        raise ValueError(
+            "tune=0 cannot run on nutpie (engine='auto' or 'nutpie'): its NUTS adapts the "
+            "step size and mass matrix during tuning and needs tune >= 1. Use tune >= 1 "
+            "(default 1000), engine='pymc' to sample without tuning, or sampler='exact' for "
+            "a conjugate model.")
+
+
+def _check_sizes(draws, tune, chains) -> None:
+    for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
+        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
 
 
 # -- samplers -----------------------------------------------------------------
@@ -270,22 +348,21 @@ def _structure(model: pm.Model) -> tuple | None:
     spec = spec_of(model)
     if spec is None or not is_unmodified(model):
         return None
-    data = tuple(sorted((v.name, np.shape(v.get_value())) for v in model.data_vars))
+    data = tuple(sorted((v.name, np.shape(v.get_value()), str(v.dtype)) for v in model.data_vars))
     dims = tuple(sorted((k, len(v)) for k, v in model.coords.items() if v is not None))
     options = json.dumps(spec.options, sort_keys=True, default=str)
     return (spec.family, options, data, dims, spec.var_names)
 
 
 def _attrs(family, spec, sampler, engine, parameters, predictive_n, seed) -> dict:
-    import pytensor
-
     from bayescm import __version__
 
     attrs: dict[str, Any] = {
         "inference_library": "bayescm",
         "inference_library_version": __version__,
-        "pymc_version": pm.__version__,
-        "pytensor_version": pytensor.__version__,
+        # the installed versions, read without importing them
+        "pymc_version": importlib.metadata.version("pymc"),
+        "pytensor_version": importlib.metadata.version("pytensor"),
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "sampler": sampler,
         "engine": engine,

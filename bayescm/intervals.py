@@ -45,19 +45,21 @@ Morais, "A Bayesian approach to machine learning model comparison" (2023).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import pandas as pd
 from scipy import special, stats
-from statsmodels.stats.proportion import proportion_confint
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.deprecation import renamed_kwargs
 from bayescm.priors import Beta, Prior, named
 from bayescm.stats import beta_hdi_any, draw_conjugate, hdi
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["METHODS", "binomial", "coverage", "coverage_composite", "metric_interval"]
 
@@ -169,6 +171,8 @@ def binomial(
     if k_arr.size == 0:
         return np.empty(k_arr.shape), np.empty(k_arr.shape)
     if method in _STATSMODELS:
+        from statsmodels.stats.proportion import proportion_confint  # heavy: when asked
+
         lo, hi = proportion_confint(k_arr, n_arr, alpha=1 - level, method=_STATSMODELS[method])
         lo = np.array(lo, dtype=float).reshape(k_arr.shape)
         hi = np.array(hi, dtype=float).reshape(k_arr.shape)
@@ -240,7 +244,7 @@ def metric_interval(
     >>> list(table.columns), float(table.loc["cm", "upper"]) > 0.99
     (['lower', 'upper', 'width'], True)
     """
-    if not isinstance(idata, az.InferenceData):
+    if not idata_mod.is_inference_data(idata):
         raise TypeError(
             f"metric_interval needs the arviz.InferenceData returned by bayescm.fit, got "
             f"{type(idata).__name__}; for counts use intervals.binomial(k, n, method=...)."

@@ -74,7 +74,7 @@ def _json_default(value: Any) -> Any:
 
 def _content_hash(idata: az.InferenceData) -> str:
     h = hashlib.sha256()
-    h.update(str(idata.attrs.get("model_spec", "")).encode())
+    h.update(str(idata_mod.attrs(idata).get("model_spec", "")).encode())
     for name in sorted(idata_mod.group_names(idata)):
         ds = idata_mod.group(idata, name)
         for var in sorted(map(str, ds.variables)):
@@ -121,12 +121,12 @@ def save(idata: az.InferenceData, path: str | Path) -> Path:
 
     from bayescm import __version__
 
-    out = idata.copy()
+    out = idata_mod.copy(idata_mod.require(idata, "idata"))
     versions = {"bayescm_version": __version__, "pymc_version": pm.__version__,
                 "arviz_version": az.__version__, "numpy_version": np.__version__,
                 "bayescm_file_format": _FORMAT}
-    out.attrs.update(versions)
-    out.attrs["content_hash"] = _content_hash(out)
+    idata_mod.attrs(out).update(versions)
+    idata_mod.attrs(out)["content_hash"] = _content_hash(out)
     return idata_mod.write(out, path)
 
 

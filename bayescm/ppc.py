@@ -24,12 +24,16 @@ the model.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayescm import idata as idata_mod
 from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["STATISTICS", "PredictiveCheck", "posterior_predictive_check"]
 
@@ -111,16 +115,17 @@ def posterior_predictive_check(
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}.")
     for group in ("posterior", "posterior_predictive", "observed_data"):
-        if group not in idata.groups():
+        if not idata_mod.has_group(idata, group):
             raise KeyError(f"The check needs group {group!r}; fit with predictive=True.")
-    post = idata.posterior
+    post = idata_mod.group(idata, "posterior")
     prob = post["pattern_prob"] if "pattern_prob" in post else post.get("theta")
     if prob is None:
         raise KeyError("The posterior has neither 'pattern_prob' nor 'theta'.")
     cell = prob.dims[-1]
     unit = next(d for d in prob.dims if d not in (*SAMPLE_DIMS, cell))
-    y = idata.observed_data["counts"].transpose(unit, cell)
-    rep = idata.posterior_predictive["counts"].transpose(*SAMPLE_DIMS, unit, cell)
+    y = idata_mod.group(idata, "observed_data")["counts"].transpose(unit, cell)
+    rep = idata_mod.group(idata, "posterior_predictive")["counts"].transpose(
+        *SAMPLE_DIMS, unit, cell)
     prob = prob.transpose(*SAMPLE_DIMS, unit, cell)
     expected = prob.values * y.sum(cell).values[:, None]
     d_obs = _discrepancy(y.values.astype(float), expected, statistic)

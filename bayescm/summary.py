@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.stats import SAMPLE_DIMS, hdi
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["COLUMNS", "hdi", "select_classifiers", "summary"]
 
@@ -85,9 +89,7 @@ def summary(
     >>> table.loc[("cm", "tnr"), "plug_in"]
     np.float64(0.75)
     """
-    if group not in idata.groups():
-        raise KeyError(f"InferenceData has no group {group!r} (groups: {idata.groups()}).")
-    ds: xr.Dataset = idata[group]
+    ds: xr.Dataset = idata_mod.group(idata, group)
     if metrics is None:
         keys = [k for k in registry.names() if k in ds]
     else:
@@ -110,7 +112,8 @@ def summary(
     units = pd.MultiIndex.from_product([[str(v) for v in ds[d].values] for d in unit_dims],
                                        names=unit_dims)
     plug = None
-    obs = idata.observed_data["counts"] if "observed_data" in idata.groups() else None
+    obs = (idata_mod.group(idata, "observed_data").get("counts")
+           if idata_mod.has_group(idata, "observed_data") else None)
     if obs is not None and "cell" in obs.dims and "classifier" in obs.dims:  # labelled data
         plug = registry.compute(obs.sel(classifier=ds["classifier"].values), keys)
 

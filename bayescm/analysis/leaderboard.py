@@ -22,17 +22,20 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import three_beta_params
 from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.metrics import LOWER_IS_BETTER
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, draw_conjugate, hdi
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["DENSE_MAX", "LOWER_IS_BETTER", "TOP_DEFAULT", "Leaderboard", "leaderboard",
            "leaderboard_from_accuracy"]
@@ -270,7 +273,7 @@ def leaderboard(
         values = _sample(sampler, draws, len(names), opts["chunk"], random_seed)
         unit = "classifier"
         seed = random_seed
-    elif isinstance(data, az.InferenceData):
+    elif idata_mod.is_inference_data(data):
         values, names = _posterior_values(data, key)
         unit = "classifier"
         seed = random_seed
@@ -474,9 +477,7 @@ def _sizes(n: Any, labels: list[str]) -> np.ndarray:
 
 
 def _posterior_values(idata: az.InferenceData, key: str) -> tuple[np.ndarray, list[str]]:
-    if "posterior" not in idata.groups():
-        raise KeyError(f"InferenceData has no posterior group (groups: {idata.groups()}).")
-    post = idata.posterior
+    post = idata_mod.group(idata, "posterior")
     if key not in post:
         raise KeyError(
             f"Metric {key!r} is not in the posterior; refit with bcm.fit(..., metrics=None) to "

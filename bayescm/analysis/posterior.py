@@ -9,15 +9,18 @@ and TNR) -- no model, no sampler.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["flat", "metric_draws", "select", "theta_draws", "three_beta_params", "units_of"]
 
@@ -63,14 +66,12 @@ def metric_draws(
     if isinstance(data, ConfusionMatrix):
         theta = theta_draws(data, draws, np.random.default_rng(random_seed))
         return registry.compute(theta, [key])[key]
-    if not isinstance(data, az.InferenceData):
+    if not idata_mod.is_inference_data(data):
         raise TypeError(
             f"Expected an arviz.InferenceData from bayescm.fit or a bayescm.ConfusionMatrix, "
             f"got {type(data).__name__}."
         )
-    if group not in data.groups():
-        raise KeyError(f"InferenceData has no group {group!r} (groups: {data.groups()}).")
-    ds = data[group]
+    ds = idata_mod.group(data, group)
     if key not in ds:
         raise KeyError(
             f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "

@@ -17,12 +17,12 @@ distribution or an array of draws, one per posterior draw.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import metric_draws
 from bayescm.data import CELLS, ConfusionMatrix
@@ -30,6 +30,9 @@ from bayescm.priors import Beta
 
 __all__ = ["at_prevalence"]
 from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import arviz as az
 
 
 def at_prevalence(
@@ -84,11 +87,11 @@ def at_prevalence(
     ds["tpr"], ds["tnr"] = tpr, tnr
     ds["prevalence"] = phi_da.broadcast_like(tpr)
     ds["theta"] = theta
-    out = az.InferenceData(posterior=ds)
-    out.attrs["deployment_prevalence"] = repr(prevalence)
-    out.attrs["meaning"] = ("metrics of the same classifiers (same TPR/TNR posterior) in a "
-                            "population with the deployment prevalence")
-    return out
+    return idata_mod.make({"posterior": ds}, {
+        "deployment_prevalence": repr(prevalence),
+        "meaning": ("metrics of the same classifiers (same TPR/TNR posterior) in a "
+                    "population with the deployment prevalence"),
+    })
 
 
 def _prevalence_draws(prevalence: Any, shape: tuple[int, int],

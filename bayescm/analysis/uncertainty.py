@@ -16,7 +16,8 @@ around 0 (Tötsch & Hoffmann's eqs. 13–14 are the case :math:`\rho = 0`).
 
 from __future__ import annotations
 
-import arviz as az
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from scipy import integrate, stats
@@ -24,6 +25,9 @@ from scipy import integrate, stats
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.data import ConfusionMatrix
 from bayescm.stats import hdi
+
+if TYPE_CHECKING:
+    import arviz as az
 
 __all__ = ["deception", "metric_uncertainty"]
 

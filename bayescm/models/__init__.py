@@ -7,6 +7,7 @@ about it, registered once with :func:`register_family`.
 
 from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
 from bayescm.models.family import (
+    ClosedForm,
     Conjugate,
     Family,
     JagsTwin,
@@ -30,6 +31,7 @@ from bayescm.models.hui_walter import (
 from bayescm.models.three_beta import three_beta
 
 __all__ = [
+    "ClosedForm",
     "Conjugate",
     "Family",
     "IdentifiabilityError",

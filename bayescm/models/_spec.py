@@ -7,10 +7,9 @@ and the family registry live in :mod:`bayescm.models.family`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 
 from bayescm import metrics
@@ -18,6 +17,10 @@ from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.models.family import Conjugate, Kernel
 from bayescm.priors import Beta, Prior, PriorError
 from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
 
 
 def as_confusion_matrix(data: object) -> ConfusionMatrix:
@@ -66,6 +69,9 @@ def rate(name: str, priors: Sequence[Beta], dims: str) -> pt.TensorVariable:
     cannot be written as a ``pm.Beta``; then the rate is Uniform(0, 1) plus the
     Beta kernel as a potential, which is the same unnormalised density.
     """
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+    import pytensor.tensor as pt
+
     a = pm.Data(f"{name}_alpha", np.array([p.alpha for p in priors]), dims=dims)
     b = pm.Data(f"{name}_beta", np.array([p.beta for p in priors]), dims=dims)
     if all(p.proper for p in priors):

@@ -11,11 +11,10 @@ The math, priors and references are in ``models/dirichlet_multinomial/README.md`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
+import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.models._spec import (
@@ -27,6 +26,7 @@ from bayescm.models._spec import (
     encode_confusion,
 )
 from bayescm.models.family import (
+    ClosedForm,
     Conjugate,
     Family,
     Kernel,
@@ -36,6 +36,9 @@ from bayescm.models.family import (
 )
 from bayescm.priors import Dirichlet
 from bayescm.priors import resolve as resolve_priors
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 
 def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
@@ -64,9 +67,11 @@ def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -
     >>> [v.name for v in model.free_RVs]
     ['theta']
     """
-    cm = as_confusion_matrix(cm)
-    resolved = resolve_priors("dirichlet_multinomial", priors, cm.classifiers)
-    check_proper("theta", resolved["theta"], cm.counts, cm.classifiers, CELLS)
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+    import pytensor.tensor as pt
+
+    spec = _specify(cm, priors)
+    cm, resolved = spec.data, spec.priors
     coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
     dims = ("classifier", "cell")
     with pm.Model(coords=coords) as model:
@@ -78,7 +83,15 @@ def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -
             theta = pm.Dirichlet("theta", a=pt.ones_like(alpha), dims=dims)
             pm.Potential("theta_prior", pt.sum((alpha - 1) * pt.log(theta)))
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts, dims=dims)
-    return attach(model, ModelSpec("dirichlet_multinomial", cm, resolved))
+    return attach(model, spec)
+
+
+def _specify(cm: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
+    """Validated data and resolved priors: the builder's record (no PyMC)."""
+    cm = as_confusion_matrix(cm)
+    resolved = resolve_priors("dirichlet_multinomial", priors, cm.classifiers)
+    check_proper("theta", resolved["theta"], cm.counts, cm.classifiers, CELLS)
+    return ModelSpec("dirichlet_multinomial", cm, resolved)
 
 
 class DirichletMultinomial(Family):
@@ -93,6 +106,17 @@ class DirichletMultinomial(Family):
     def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
         alpha = data_value(model, "theta_alpha") + data_value(model, "counts_data")
         return Conjugate(dirichlets={"theta": alpha.astype(float)})
+
+    def closed_form(self, data: Any, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> ClosedForm:
+        spec = _specify(data, priors, **dict(options or {}))
+        cm = spec.data
+        alpha = np.array([p.alpha for p in spec.priors["theta"]], dtype=float) + cm.counts
+        coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
+        dims = ("classifier", "cell")
+        return ClosedForm(spec, Conjugate(dirichlets={"theta": alpha.astype(float)}),
+                          {"theta": dims}, coords,
+                          xr.DataArray(cm.counts, dims=dims, coords=coords))
 
     def kernel(self, model: pm.Model, spec: ModelSpec,
                conjugate: Conjugate | None = None) -> Kernel:

@@ -8,7 +8,8 @@ machinery asks for, so that nothing outside :mod:`bayescm.models` names a family
   probabilities ``theta`` on dim ``cell`` from which every metric is computed
   (:meth:`Family.complete`);
 * its conjugate posterior, when it has one, for ``sampler="exact"``
-  (:meth:`Family.conjugate`);
+  (:meth:`Family.conjugate`), and the same without building the model
+  (:meth:`Family.closed_form`: no PyMC, for the light exact path of the CLI);
 * its compiled density for nutpie, when it has one (:meth:`Family.kernel`);
 * i.i.d. prior draws (:meth:`Family.prior_draws`) and replicated data
   (:meth:`Family.predictive`);
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     import pymc as pm
 
 __all__ = [
+    "ClosedForm",
     "Conjugate",
     "Family",
     "JagsTwin",
@@ -130,6 +132,33 @@ class Conjugate:
     def draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> dict[str, np.ndarray]:
         """I.i.d. draws, arrays of shape ``size + unit shape`` (fixed values excluded)."""
         return stats.draw_conjugate(rng, size, self.betas, self.dirichlets)
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """A model's exact posterior known without building the model (no PyMC).
+
+    Attributes
+    ----------
+    spec
+        The :class:`ModelSpec` the builder would attach (validated data, resolved
+        priors, options).
+    conjugate
+        The posterior, equal to :meth:`Family.conjugate` of the built model.
+    dims
+        ``name -> dims`` of each parameter's unit shape (what the model's ``dims=``
+        say), for every name in ``conjugate``.
+    coords
+        Coordinates of those dims (and of ``cell``).
+    observed
+        The observed counts with their dims (the model's ``counts_data``), or None.
+    """
+
+    spec: ModelSpec
+    conjugate: Conjugate
+    dims: Mapping[str, tuple[str, ...]]
+    coords: Mapping[str, Sequence[Any]]
+    observed: xr.DataArray | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +239,16 @@ class Family:
 
     def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate | None:
         """The closed-form posterior of an unmodified model, or None."""
+        return None
+
+    def closed_form(self, data: Any, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> ClosedForm | None:
+        """The exact posterior of ``builder(data, priors=priors, **options)`` without
+        building it (no PyMC), or None when the family has no closed form.
+
+        Validates as the builder does; the draws of ``fit(sampler="exact")`` on the
+        built model and of :func:`bayescm.inference.fit_closed_form` are the same.
+        """
         return None
 
     def kernel(self, model: pm.Model, spec: ModelSpec,

@@ -26,10 +26,9 @@ so ``fit`` reports every metric for ``"mean"`` (the rates :math:`\mu`) and for
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
@@ -44,6 +43,9 @@ from bayescm.models.family import Family, ModelSpec, attach, register_family
 from bayescm.priors import Beta, Gamma, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 UNITS = ("mean", "new fold")
 
@@ -90,6 +92,8 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     >>> sorted(model.named_vars_to_dims["tpr_fold"])
     ['fold']
     """
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+
     cms = as_confusion_matrix(cms)
     if len(cms) < 2:
         raise ValueError("A hierarchical model of folds needs at least two folds.")

@@ -29,11 +29,9 @@ import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 
 from bayescm.agreement import AgreementTable, pattern_matrix
@@ -42,6 +40,10 @@ from bayescm.models.family import Family, JagsTwin, Kernel, ModelSpec, attach, r
 from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS, multinomial
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
 
 PARAMETERS = ("sensitivity", "specificity", "prevalence")
 INFORMATIVE_SD = 0.1
@@ -246,6 +248,9 @@ def hui_walter(
     >>> sorted(v.name for v in m.free_RVs)
     ['prevalence', 'sensitivity', 'specificity']
     """
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+    import pytensor.tensor as pt
+
     if not isinstance(table, AgreementTable):
         raise TypeError(f"hui_walter needs a bayescm.AgreementTable, got {type(table).__name__}.")
     if identifiability not in ("warn", "raise", "ignore"):

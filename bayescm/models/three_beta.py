@@ -18,11 +18,9 @@ The math, priors and references are in ``models/three_beta/README.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
@@ -38,6 +36,7 @@ from bayescm.models._spec import (
     theta_from_rates,
 )
 from bayescm.models.family import (
+    ClosedForm,
     Conjugate,
     Family,
     Kernel,
@@ -48,6 +47,9 @@ from bayescm.models.family import (
 from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 RATES = ("prevalence", "tpr", "tnr")
 # The counts that update each rate's Beta (successes, failures), by cell name.
@@ -95,22 +97,11 @@ def three_beta(
     >>> sorted(v.name for v in model.free_RVs)
     ['prevalence', 'tnr', 'tpr']
     """
-    cm = as_confusion_matrix(cm)
-    fixed = None
-    if prevalence is not None:
-        fixed = float(prevalence)
-        if not 0 < fixed < 1:
-            raise ValueError(f"prevalence must lie strictly between 0 and 1, got {prevalence}.")
-        if priors and "prevalence" in priors:
-            raise PriorError("A fixed prevalence takes no prior: drop priors['prevalence'].")
-    resolved = resolve_priors("three_beta", priors, cm.classifiers)
-    if fixed is not None:
-        del resolved["prevalence"]
-    for name, per in resolved.items():
-        succ, fail = UPDATES[name]
-        counts = np.stack([sum(cm.cell(c) for c in succ), sum(cm.cell(c) for c in fail)], -1)
-        check_proper(name, per, counts, cm.classifiers, [" + ".join(succ), " + ".join(fail)])
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+    import pytensor.tensor as pt
 
+    spec = _specify(cm, priors, prevalence)
+    cm, resolved, fixed = spec.data, spec.priors, spec.options["prevalence"]
     coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
     with pm.Model(coords=coords) as model:
         counts = pm.Data("counts_data", cm.counts, dims=("classifier", "cell"))
@@ -127,7 +118,39 @@ def three_beta(
         )
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts,
                        dims=("classifier", "cell"))
-    return attach(model, ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed}))
+    return attach(model, spec)
+
+
+def _specify(cm: Any, priors: Mapping[str, Any] | None, prevalence: float | None = None
+             ) -> ModelSpec:
+    """Validated data, resolved priors and options: the builder's record (no PyMC)."""
+    cm = as_confusion_matrix(cm)
+    fixed = None
+    if prevalence is not None:
+        fixed = float(prevalence)
+        if not 0 < fixed < 1:
+            raise ValueError(f"prevalence must lie strictly between 0 and 1, got {prevalence}.")
+        if priors and "prevalence" in priors:
+            raise PriorError("A fixed prevalence takes no prior: drop priors['prevalence'].")
+    resolved = resolve_priors("three_beta", priors, cm.classifiers)
+    if fixed is not None:
+        del resolved["prevalence"]
+    for name, per in resolved.items():
+        succ, fail = UPDATES[name]
+        counts = np.stack([sum(cm.cell(c) for c in succ), sum(cm.cell(c) for c in fail)], -1)
+        check_proper(name, per, counts, cm.classifiers, [" + ".join(succ), " + ".join(fail)])
+    return ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed})
+
+
+def _posterior(counts: np.ndarray, prior: Mapping[str, tuple[np.ndarray, np.ndarray]],
+               fixed: np.ndarray | None) -> Conjugate:
+    """Beta(a + successes, b + failures) per rate; ``counts`` (classifier, cell)."""
+    cell = {c: counts[:, i].astype(float) for i, c in enumerate(CELLS)}
+    betas = {}
+    for name, (a, b) in prior.items():
+        succ, fail = UPDATES[name]
+        betas[name] = (a + sum(cell[c] for c in succ), b + sum(cell[c] for c in fail))
+    return Conjugate(betas=betas, fixed={} if fixed is None else {"prevalence": fixed})
 
 
 class ThreeBeta(Family):
@@ -159,18 +182,23 @@ class ThreeBeta(Family):
         return ["tpr", "tnr"] + ([] if self._fixed(spec) is not None else ["prevalence"])
 
     def conjugate(self, model: pm.Model, spec: ModelSpec) -> Conjugate:
-        counts = data_value(model, "counts_data").astype(float)
-        cell = {c: counts[:, i] for i, c in enumerate(CELLS)}
-        betas, fixed = {}, {}
-        for name in RATES:
-            if name == "prevalence" and self._fixed(spec) is not None:
-                fixed[name] = data_value(model, "prevalence").astype(float)
-                continue
-            succ, fail = UPDATES[name]
-            a = data_value(model, f"{name}_alpha") + sum(cell[c] for c in succ)
-            b = data_value(model, f"{name}_beta") + sum(cell[c] for c in fail)
-            betas[name] = (a, b)
-        return Conjugate(betas=betas, fixed=fixed)
+        fixed = self._fixed(spec) is not None
+        prior = {name: (data_value(model, f"{name}_alpha"), data_value(model, f"{name}_beta"))
+                 for name in RATES if not (fixed and name == "prevalence")}
+        return _posterior(data_value(model, "counts_data"), prior,
+                          data_value(model, "prevalence").astype(float) if fixed else None)
+
+    def closed_form(self, data: Any, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> ClosedForm:
+        spec = _specify(data, priors, **dict(options or {}))
+        cm, fixed = spec.data, self._fixed(spec)
+        prior = {name: (np.array([p.alpha for p in per]), np.array([p.beta for p in per]))
+                 for name, per in spec.priors.items()}
+        conj = _posterior(cm.counts, prior, None if fixed is None else np.full(len(cm), fixed))
+        coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
+        observed = xr.DataArray(cm.counts, dims=("classifier", "cell"), coords=coords)
+        return ClosedForm(spec, conj, {name: ("classifier",) for name in RATES}, coords,
+                          observed)
 
     def kernel(self, model: pm.Model, spec: ModelSpec,
                conjugate: Conjugate | None = None) -> Kernel:

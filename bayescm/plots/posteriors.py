@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.plots._common import new_axes
@@ -22,6 +22,7 @@ from bayescm.stats import hdi
 from bayescm.summary import select_classifiers
 
 if TYPE_CHECKING:
+    import arviz as az
     from matplotlib.axes import Axes
 
 __all__ = ["NO_SKILL", "metric_posterior"]
@@ -114,7 +115,7 @@ def metric_posterior(
         raise ValueError(f"kind must be 'forest' or 'ridge', got {kind!r}.")
     if not 0 < hdi_prob < 1:
         raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}.")
-    if not isinstance(idata, az.InferenceData):
+    if not idata_mod.is_inference_data(idata):
         raise TypeError(
             f"idata must be an arviz.InferenceData from bayescm.fit, got {type(idata).__name__}; "
             "for counts fit them first, e.g. bcm.fit(bcm.models.three_beta(cm), "
@@ -178,9 +179,11 @@ def metric_posterior(
 
 def _plug_in(idata: az.InferenceData, key: str, da: Any, units: list[str]) -> np.ndarray | None:
     """Plug-in values per row of ``da``, or None without labelled counts."""
-    if "observed_data" not in idata.groups() or "counts" not in idata.observed_data:
+    if not idata_mod.has_group(idata, "observed_data"):
         return None
-    obs = idata.observed_data["counts"]
+    obs = idata_mod.group(idata, "observed_data").get("counts")
+    if obs is None:
+        return None
     if "cell" not in obs.dims or set(obs.dims) - {"cell"} != set(units):
         return None
     if "classifier" in units:
@@ -194,6 +197,8 @@ def _ridge(ax: Axes, x: np.ndarray, y: float, lo: float, hi: float, color: str) 
     if np.ptp(x) == 0:  # a point mass: a spike
         ax.vlines(x[0], y, y + 0.85, color=color, lw=1.5)
         return
+    import arviz as az  # ArviZ's KDE, imported when a ridge is drawn
+
     grid, pdf = az.kde(x)
     height = y + 0.85 * pdf / pdf.max()
     ax.fill_between(grid, y, height, color=color, alpha=0.12, lw=0)
