@@ -12,12 +12,15 @@ Who computes the numbers
   and ``az.mcse(method="mean" | "sd")`` (it shares the rank normalisation between
   R-hat and bulk ESS, so it is the fastest of ArviZ's entry points; measured in
   ``benchmarks/bench_core.py``).
-* Large MCMC batches (more than :data:`ARVIZ_MAX_SCALARS` checked scalars): ArviZ
-  loops over scalars in Python, a few milliseconds each, which measured above 20%
-  of a three-Beta NUTS fit's wall time for every batch from about a dozen scalars up
-  (24-matrix literature batch: 33%; 1,000 matrices: 27%).  There the report uses
-  :mod:`bayescm.diagnostics`, the same estimators on all scalars at once, tested
-  equal to ArviZ's to 1e-10 relative; ``backend="arviz"`` forces ArviZ.
+* Large MCMC batches: ArviZ loops over scalars in Python, a few milliseconds each,
+  which measured above 20% of a three-Beta NUTS fit's wall time from about a dozen
+  scalars up (24-matrix literature batch: 31%; 1,000 matrices: 29%).  So when ``fit``
+  recorded its sampling time (``attrs["sampling_seconds"]``), the check first times
+  ArviZ on a few scalars and, if all of them would cost more than
+  :data:`ARVIZ_MAX_SHARE` of the sampling time, computes the same estimators on all
+  scalars at once with :mod:`bayescm.diagnostics` (tested equal to ArviZ's to 1e-10
+  relative).  ``backend="arviz"`` forces ArviZ; without a recorded sampling time
+  (a user's own trace) ArviZ is used.
 * The exact sampler (``idata.attrs["sampler"] == "exact"``): the draws are
   independent by construction, so R-hat does not apply and the effective sample
   size is the number of draws.  No MCMC diagnostic is computed; the Monte Carlo
@@ -45,14 +48,14 @@ if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
 
 COLUMNS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd")
 BACKENDS = ("auto", "arviz", "vectorised")
-# The 20% rule of issue 16, measured (benchmarks/bench_core.py section 5 and
-# bench_hui_walter.py; 2-core machine): ArviZ's share of a three-Beta NUTS fit is
-# 9% at 3 scalars, 18-24% at 12, 25-35% at 24, 33% at 72, 27% at 3,000.  Above this
-# many checked scalars the vectorised equal of ArviZ's estimators is used instead.
-# Calibrated on the three-Beta family, the cheapest posterior per scalar (so where
-# ArviZ's share is largest): a costlier fit crosses 20% later (Hui-Walter with 28
-# scalars: ArviZ 10%), and gets the twin from here on all the same.
-ARVIZ_MAX_SCALARS = 12
+# The 20% rule: ArviZ's own estimators unless, timed on a probe of a few scalars, they
+# would cost more than this share of the sampling time recorded by fit.  Measured
+# (benchmarks/bench_core.py section 5, bench_hui_walter.py; 2-core machine): ArviZ's
+# share of a three-Beta NUTS fit is 9% at 3 scalars, 18-24% at 12, 31% at 72, 29% at
+# 3,000; of a Hui-Walter fit 7% at 6 scalars and 12% at 28.
+ARVIZ_MAX_SHARE = 0.2
+# Scalars in the probe that estimates ArviZ's cost per scalar.
+_PROBE = 4
 
 
 class ConvergenceWarning(UserWarning):
@@ -229,11 +232,12 @@ def check_convergence(
     ess_min
         Minimum bulk and tail ESS; default 100 per chain.
     backend
-        ``"auto"`` (default): ArviZ up to :data:`ARVIZ_MAX_SCALARS` checked
-        scalars, above it :mod:`bayescm.diagnostics` (the same estimators
-        vectorised, tested equal to ArviZ's), because ArviZ's per-scalar loop
-        then costs more than 20% of the fit.  ``"arviz"`` or ``"vectorised"``
-        force one.  Ignored for independent draws.
+        ``"auto"`` (default): ArviZ, unless ``fit`` recorded its sampling time
+        and ArviZ, timed on a probe of a few scalars, would cost more than
+        :data:`ARVIZ_MAX_SHARE` (20%) of it; then :mod:`bayescm.diagnostics`
+        (the same estimators vectorised, tested equal to ArviZ's).
+        ``"arviz"`` or ``"vectorised"`` force one.  Ignored for independent
+        draws.
 
     Returns
     -------
@@ -266,16 +270,16 @@ def check_convergence(
     if independent:
         table, computed_by = _iid_table(post), "bayescm (i.i.d. draws: no MCMC diagnostics)"
     else:
-        n_scalars = sum(int(np.prod([da.sizes[d] for d in da.dims if d not in ("chain", "draw")]))
-                        for da in post.data_vars.values())
-        use_arviz = backend == "arviz" or (backend == "auto" and n_scalars <= ARVIZ_MAX_SCALARS)
+        names, x = _series(post)
         version = importlib.metadata.version("arviz")
+        use_arviz = backend == "arviz" or (backend == "auto" and _arviz_affordable(
+            x, attrs.get("sampling_seconds")))
         if use_arviz:
             table, computed_by = _arviz_table(post), f"ArviZ {version}"
         else:
             from bayescm import diagnostics
 
-            names, x = _series(post)
+            n_scalars = len(names)
             table = _frame(names, diagnostics.diagnose(x))
             computed_by = (f"bayescm.diagnostics, ArviZ {version}'s estimators vectorised for "
                            f"{n_scalars} scalars")
@@ -289,6 +293,25 @@ def check_convergence(
         ess_min=float(ess_min if ess_min is not None else 100 * chains),
         independent=independent, computed_by=computed_by,
     )
+
+
+def _arviz_affordable(x: np.ndarray, sampling_seconds: float | None) -> bool:
+    """Whether ArviZ on all scalars of ``x`` costs at most ARVIZ_MAX_SHARE of sampling.
+
+    ArviZ's cost is linear in the number of scalars: it is timed on a probe of the
+    first few and extrapolated (on this machine, now: no constant to go stale).
+    """
+    if sampling_seconds is None or len(x) <= _PROBE:
+        return True
+    import time
+
+    import xarray as xr
+
+    probe = xr.Dataset({"probe": (("chain", "draw", "scalar"), np.moveaxis(x[:_PROBE], 0, -1))})
+    start = time.perf_counter()
+    _arviz_table(probe)
+    per_scalar = (time.perf_counter() - start) / _PROBE
+    return per_scalar * len(x) <= ARVIZ_MAX_SHARE * float(sampling_seconds)
 
 
 def _arviz_table(post: xr.Dataset) -> pd.DataFrame:

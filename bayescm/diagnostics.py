@@ -1,8 +1,8 @@
 """Vectorised R-hat, ESS and MCSE: ArviZ's estimators for many series at once.
 
-Used by :func:`bayescm.check_convergence` only for MCMC batches with more than
-``convergence.ARVIZ_MAX_SCALARS`` checked scalars; every other check goes through
-ArviZ itself.  ``arviz.summary`` loops over scalars in Python, a few milliseconds
+Used by :func:`bayescm.check_convergence` only when ArviZ, timed on a probe, would
+cost more than ``convergence.ARVIZ_MAX_SHARE`` (20%) of the sampling time ``fit``
+recorded; every other check goes through ArviZ itself.  ``arviz.summary`` loops over scalars in Python, a few milliseconds
 each, which measured more than 20% of a NUTS fit's wall time for batches (see
 ``benchmarks/bench_core.py``).  These functions compute the *same* estimators
 (rank-normalised split R-hat, the maximum of bulk and folded versions; bulk ESS on

@@ -45,7 +45,7 @@ from the figures measured in this run.
    runs it (``backend="auto"``), its share of the fit's wall time (which includes that
    check), and the share ArviZ (``backend="arviz"``) and the vectorised twin would
    have.  Target: independent exact draws cost ~nothing to check (< 2% of the fit);
-   the rule behind ``convergence.ARVIZ_MAX_SCALARS``: ArviZ wherever its share is at
+   the rule behind ``convergence.ARVIZ_MAX_SHARE``: ArviZ wherever its share is at
    most 20%.
 
 numpyro is not installed in the project environment; its absence is reported and it is

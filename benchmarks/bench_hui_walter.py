@@ -25,7 +25,7 @@ prevalences; ArviZ), and ESS per second of total wall time.
 * the convergence check (issue 16): ``check_convergence`` as ``fit`` runs it, as a
   share of the fit's wall time (which includes it), for the two-population model
   (median of 5 refits, 6 checked scalars: ArviZ) and for 24 simulated populations
-  (28 scalars: above ``convergence.ARVIZ_MAX_SCALARS``), with the share ArviZ
+  (28 scalars; ``convergence.ARVIZ_MAX_SHARE`` decides by a timed probe), with the share ArviZ
   (``backend="arviz"``) and the vectorised twin would have.
 
 Targets (issue text): the same-session refit at least matches JAGS's ESS per second of
