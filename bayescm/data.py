@@ -20,8 +20,24 @@ CELLS: tuple[str, ...] = ("tp", "fn", "fp", "tn")
 """Cell names of a binary confusion matrix, in the order used for arrays."""
 
 
+MAX_COUNT = 2**53
+"""The largest count accepted: counts pass through float64, exact up to here."""
+
+
 class CountsError(ValueError):
     """Invalid counts: the message names the offending field and classifier."""
+
+
+def is_boolean(raw: Any) -> bool:
+    """True for a boolean or an array or sequence holding booleans (not counts)."""
+    if isinstance(raw, bool | np.bool_):
+        return True
+    if isinstance(raw, str | bytes | Mapping):
+        return False
+    arr = np.asarray(raw, dtype=object) if not isinstance(raw, np.ndarray) else raw
+    if arr.dtype == bool:
+        return True
+    return arr.dtype == object and any(isinstance(x, bool | np.bool_) for x in arr.ravel())
 
 
 def _where(names: Sequence[str], index: int, unit: str) -> str:
@@ -67,8 +83,14 @@ def validate_counts(
     for field in fields:
         raw = values[field]
         try:
+            if is_boolean(raw):
+                raise CountsError(
+                    f"{kind} {field!r} is a boolean ({raw!r}); booleans are not counts. Give "
+                    "whole numbers (tally the True values first, e.g. with sum()).")
             arr = np.asarray(raw, dtype=float)
-        except (TypeError, ValueError) as err:
+        except (TypeError, ValueError, OverflowError) as err:
+            if isinstance(err, CountsError):
+                raise
             raise CountsError(
                 f"{kind} {field!r} must be a number or a 1-d array of numbers, got {raw!r}."
             ) from err
@@ -102,6 +124,11 @@ def validate_counts(
             if v < 0:
                 raise CountsError(
                     f"{kind} {field!r} of {where} is negative ({v:g}); counts are >= 0."
+                )
+            if v > MAX_COUNT:
+                raise CountsError(
+                    f"{kind} {field!r} of {where} is {v:g}, above the largest count bayescm "
+                    f"holds exactly (2**53 = {MAX_COUNT:.4g}); no real test set is this large."
                 )
             if v != np.floor(v):
                 raise CountsError(

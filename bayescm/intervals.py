@@ -54,6 +54,7 @@ from scipy import special, stats
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import flat, metric_draws, units_of
+from bayescm.data import is_boolean
 from bayescm.deprecation import renamed_kwargs
 from bayescm.priors import Beta, Prior, named
 from bayescm.stats import beta_hdi_any, draw_conjugate, hdi
@@ -554,6 +555,8 @@ def _prior(priors: Any) -> tuple[float, float]:
 
 
 def _counts(k: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
+    if is_boolean(k) or is_boolean(n):
+        raise ValueError(f"k and n are counts, not booleans; got {k!r}, {n!r}.")
     try:
         k_arr = np.asarray(k, dtype=float)
         n_arr = np.asarray(n, dtype=float)

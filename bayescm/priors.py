@@ -51,7 +51,8 @@ class _TwoParameter:
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
             v = getattr(self, name)
-            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            if (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v)
+                    or v < 0):
                 raise PriorError(
                     f"{type(self).__name__} {name} must be a finite number >= 0, got {v!r}.")
         object.__setattr__(self, "alpha", float(self.alpha))

@@ -43,6 +43,8 @@ SAMPLE_DIMS = ("chain", "draw")
 
 def check_hdi_prob(hdi_prob: float) -> float:
     """``hdi_prob`` as a float in (0, 1), or a ValueError naming it."""
+    if isinstance(hdi_prob, str | bytes | bool):
+        raise ValueError(f"hdi_prob must be a number in (0, 1), got {hdi_prob!r}.")
     try:
         p = float(hdi_prob)
     except (TypeError, ValueError):

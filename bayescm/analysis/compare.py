@@ -41,7 +41,7 @@ import xarray as xr
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import metric_draws, select
 from bayescm.data import CountsError, resolve_positive
-from bayescm.stats import SAMPLE_DIMS, draw_conjugate, hdi
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, draw_conjugate, hdi
 
 __all__ = ["Comparison", "compare", "compare_paired", "paired_counts"]
 
@@ -169,6 +169,10 @@ def compare(
     True
     """
     key = registry.get(metric).key
+    hdi_prob = check_hdi_prob(hdi_prob)
+    if not (isinstance(margin, int | float | np.integer | np.floating)
+            and not isinstance(margin, bool) and np.isfinite(margin)):
+        raise ValueError(f"margin must be a finite number, got {margin!r}.")
     seed = np.random.default_rng(random_seed).integers(2**31, size=2)
     da = _draws_of(a, key, None, draws, int(seed[0]))
     db = _draws_of(b, key, None, draws, int(seed[1]))

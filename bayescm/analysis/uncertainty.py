@@ -62,7 +62,10 @@ def metric_uncertainty(
     Returns
     -------
     pandas.DataFrame
-        One row per classifier (and population): ``hdi_lower``, ``hdi_upper``, ``mu``.
+        One row per classifier (and population): ``hdi_lower``, ``hdi_upper``, ``mu``
+        and ``undefined``, the share of draws where the metric is undefined or
+        infinite (ppv of a predictive table without predicted positives, ...): the
+        HDI is that of the other draws (NaN when fewer than two are left).
 
     Examples
     --------
@@ -75,9 +78,18 @@ def metric_uncertainty(
     da = metric_draws(data, metric, group=group, draws=draws, random_seed=random_seed)
     units = units_of(da)
     x = flat(da, units)
-    lo, hi = hdi(x.reshape(-1, x.shape[-1]), hdi_prob)
+    x = x.reshape(-1, x.shape[-1])
+    defined = np.isfinite(x)
+    if defined.all():
+        lo, hi = hdi(x, hdi_prob)
+    else:  # the HDI of the draws where the metric is defined; their share is reported
+        lo, hi = np.full(len(x), np.nan), np.full(len(x), np.nan)
+        for i, (row, ok) in enumerate(zip(x, defined, strict=True)):
+            if ok.sum() >= 2:
+                lo[i], hi[i] = (v[0] for v in hdi(row[ok][None, :], hdi_prob))
     index = da.isel(chain=0, draw=0, drop=True).to_series().index
-    out = pd.DataFrame({"hdi_lower": lo, "hdi_upper": hi, "mu": hi - lo}, index=index)
+    out = pd.DataFrame({"hdi_lower": lo, "hdi_upper": hi, "mu": hi - lo,
+                        "undefined": 1 - defined.mean(-1)}, index=index)
     out.attrs.update(metric=metric, hdi_prob=hdi_prob)
     return out
 
@@ -105,7 +117,10 @@ def deception(
     -------
     pandas.DataFrame
         Per classifier: ``r_informative`` = P(BM > rope), ``r_deceptive`` =
-        P(BM < -rope), ``p_uninformative`` = P(|BM| <= rope); rows sum to 1.
+        P(BM < -rope), ``p_uninformative`` = P(|BM| <= rope) and ``undefined`` =
+        P(BM undefined); rows sum to 1.  BM is undefined in a predictive table
+        without actual positives or negatives (``group="posterior_predictive"``);
+        from a ConfusionMatrix or a posterior ``undefined`` is 0.
 
     Examples
     --------
@@ -114,7 +129,8 @@ def deception(
     >>> round(float(bcm.analysis.deception(cm).loc["8", "r_deceptive"]), 3)
     0.143
     """
-    if not (np.isfinite(rope) and rope >= 0):
+    if not (isinstance(rope, int | float | np.integer | np.floating)
+            and not isinstance(rope, bool) and np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a number >= 0, got {rope!r}.")
     if isinstance(data, ConfusionMatrix):
         rows = {}
@@ -126,11 +142,13 @@ def deception(
                 return integrate.quad(lambda x: tpr.pdf(x) * tnr.cdf(1 + c - x), 0, 1,
                                       epsabs=1e-12, epsrel=1e-10, limit=200)[0]
 
-            dec = below(-rope)
-            inf_ = 1 - below(rope)
-            rows[name] = (inf_, dec, max(0.0, 1 - inf_ - dec))
+            # quadrature error can leave a probability just outside [0, 1]
+            dec = min(max(below(-rope), 0.0), 1.0)
+            inf_ = min(max(1 - below(rope), 0.0), 1.0 - dec)
+            rows[name] = (inf_, dec, max(0.0, 1 - inf_ - dec), 0.0)
         out = pd.DataFrame.from_dict(
-            rows, orient="index", columns=["r_informative", "r_deceptive", "p_uninformative"])
+            rows, orient="index",
+            columns=["r_informative", "r_deceptive", "p_uninformative", "undefined"])
         out.index.name = "classifier"
         return out
     da = metric_draws(data, "bm", group=group)
@@ -139,4 +157,5 @@ def deception(
     index = da.isel(chain=0, draw=0, drop=True).to_series().index
     return pd.DataFrame({"r_informative": (x > rope).mean(-1),
                          "r_deceptive": (x < -rope).mean(-1),
-                         "p_uninformative": (np.abs(x) <= rope).mean(-1)}, index=index)
+                         "p_uninformative": (np.abs(x) <= rope).mean(-1),
+                         "undefined": np.isnan(x).mean(-1)}, index=index)

@@ -81,6 +81,24 @@ def rate(name: str, priors: Sequence[Beta], dims: str) -> pt.TensorVariable:
     return x
 
 
+INT32_MAX = 2**31 - 1
+
+
+def counts_data(counts: np.ndarray, dims: Sequence[str]) -> pt.TensorVariable:
+    """``pm.Data("counts_data", counts)`` that keeps counts above ``2**31 - 1`` exact.
+
+    PyMC stores integer data as int32, which would wrap such counts round to
+    negative numbers; they are stored as float64 instead (exact up to ``2**53``,
+    the largest count :class:`~bayescm.ConfusionMatrix` accepts).
+    """
+    import pymc as pm
+
+    values = np.asarray(counts)
+    if values.size and values.max() > INT32_MAX:
+        values = values.astype(np.float64)
+    return pm.Data("counts_data", values, dims=dims)
+
+
 def data_value(model: pm.Model, name: str) -> np.ndarray:
     """The current value of a ``pm.Data`` container (honours ``pm.set_data``)."""
     return np.asarray(model[name].get_value())

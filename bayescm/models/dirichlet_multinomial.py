@@ -21,6 +21,7 @@ from bayescm.models._spec import (
     as_confusion_matrix,
     check_proper,
     conjugate_kernel,
+    counts_data,
     data_value,
     decode_confusion,
     encode_confusion,
@@ -75,7 +76,7 @@ def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -
     coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
     dims = ("classifier", "cell")
     with pm.Model(coords=coords) as model:
-        counts = pm.Data("counts_data", cm.counts, dims=dims)
+        counts = counts_data(cm.counts, dims)
         alpha = pm.Data("theta_alpha", np.array([p.alpha for p in resolved["theta"]]), dims=dims)
         if all(p.proper for p in resolved["theta"]):
             theta = pm.Dirichlet("theta", a=alpha, dims=dims)

@@ -35,6 +35,7 @@ from bayescm.data import CELLS, ConfusionMatrix
 from bayescm.deprecation import renamed_kwargs
 from bayescm.models._spec import (
     as_confusion_matrix,
+    counts_data,
     decode_confusion,
     encode_confusion,
     theta_from_rates,
@@ -114,7 +115,7 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
                 pm.Data(f"{name}_beta", prior.params[1]))
 
     with pm.Model(coords=coords) as model:
-        counts = pm.Data("counts_data", cms.counts, dims=("fold", "cell"))
+        counts = counts_data(cms.counts, ("fold", "cell"))
         tp, fn, fp, tn = (counts[:, i] for i in range(4))
         phi = pm.Beta("prevalence", *params("prevalence"))
         pm.Binomial("positives", n=counts.sum(axis=1), p=phi, observed=tp + fn, dims="fold")

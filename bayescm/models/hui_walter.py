@@ -35,7 +35,8 @@ import numpy as np
 import xarray as xr
 
 from bayescm.agreement import AgreementTable, pattern_matrix
-from bayescm.models._spec import beta_prior_draws, data_value, theta_from_rates
+from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
+from bayescm.models._truncated import check_truncation, truncated_pair
 from bayescm.models.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
 from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
@@ -267,6 +268,9 @@ def hui_walter(
             f"Improper priors for {improper}: a latent-class posterior need not be proper with "
             "them. Use Beta(a, b) with a, b > 0."
         )
+    for c, se_prior, sp_prior in zip(classifiers, resolved["sensitivity"],
+                                     resolved["specificity"], strict=True):
+        check_truncation(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c)
     ident = check_identifiability(t, p, len(pairs), resolved)
     if ident.status != "data" and identifiability != "ignore":
         if identifiability == "raise" and ident.status == "none":
@@ -284,7 +288,7 @@ def hui_walter(
         return pm.Data(name, np.array(values, dtype=float), dims=unit)
 
     with pm.Model(coords=coords) as model:
-        counts = pm.Data("counts_data", table.counts, dims=("population", "pattern"))
+        counts = counts_data(table.counts, ("population", "pattern"))
         se_a, se_b = data("sensitivity_alpha", "classifier"), data("sensitivity_beta",
                                                                    "classifier")
         sp_a, sp_b = data("specificity_alpha", "classifier"), data("specificity_beta",
@@ -432,14 +436,15 @@ class HuiWalter(Family):
                                   rng)
         if values is None:
             return None
+        # the prior is the product of the Betas truncated to Se + Sp > 1: an exact draw
+        # (no rejection, so no loop that low priors could keep from ending)
         se, sp = values["sensitivity"], values["specificity"]
-        # the prior is the product of the Betas truncated to Se + Sp > 1: rejection
-        bad = se + sp <= 1
-        while bad.any():
-            more = beta_prior_draws(model, ["sensitivity", "specificity"], size, rng)
-            se[bad] = more["sensitivity"][bad]
-            sp[bad] = more["specificity"][bad]
-            bad = se + sp <= 1
+        ab = [data_value(model, f"{v}_{k}").astype(float).ravel()
+              for v in ("sensitivity", "specificity") for k in ("alpha", "beta")]
+        n = int(np.prod(size))
+        for t, name in enumerate(spec.data.classifiers):
+            pair = truncated_pair(*(x[t] for x in ab), n, rng, classifier=name)
+            se[..., t], sp[..., t] = (x.reshape(size) for x in pair)
         pairs = spec.extra["pairs"]
         u = [rng.uniform(size=(*size, len(pairs))) for _ in range(2)] if pairs else [None, None]
         prob, cov_se, cov_sp = pattern_probabilities(

@@ -29,6 +29,7 @@ from bayescm.models._spec import (
     beta_prior_draws,
     check_proper,
     conjugate_kernel,
+    counts_data,
     data_value,
     decode_confusion,
     encode_confusion,
@@ -104,7 +105,7 @@ def three_beta(
     cm, resolved, fixed = spec.data, spec.priors, spec.options["prevalence"]
     coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
     with pm.Model(coords=coords) as model:
-        counts = pm.Data("counts_data", cm.counts, dims=("classifier", "cell"))
+        counts = counts_data(cm.counts, ("classifier", "cell"))
         if fixed is None:
             phi = rate("prevalence", resolved["prevalence"], "classifier")
         else:
