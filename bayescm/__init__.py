@@ -33,6 +33,7 @@ from bayescm.summary import summary  # noqa: E402
 # public name -> module that defines it (a submodule itself when the name is one)
 _LAZY: dict[str, str] = {
     "AgreementTable": "bayescm.agreement",
+    "MulticlassConfusionMatrix": "bayescm.multiclass",
     "ConvergenceError": "bayescm.convergence",
     "ConvergenceReport": "bayescm.convergence",
     "ConvergenceWarning": "bayescm.convergence",
@@ -61,6 +62,7 @@ __all__ = [
     "ConvergenceReport",
     "ConvergenceWarning",
     "CountsError",
+    "MulticlassConfusionMatrix",
     "PriorError",
     "__version__",
     "analysis",
@@ -101,6 +103,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         check_convergence,
     )
     from bayescm.inference import fit
+    from bayescm.multiclass import MulticlassConfusionMatrix
     from bayescm.persist import load, rebuild, save
     from bayescm.ppc import posterior_predictive_check
 

@@ -13,7 +13,6 @@ and posterior draws of the cell probabilities give the metric's posterior.
 
 from bayescm.metrics.binary import (
     ALIASES,
-    LOWER_IS_BETTER,
     REGISTRY,
     Metric,
     cells_from_rates,
@@ -22,25 +21,53 @@ from bayescm.metrics.binary import (
     evaluate,
     fbeta,
     get,
-    higher_is_better,
     names,
     plug_in,
     resolve,
 )
+from bayescm.metrics.binary import LOWER_IS_BETTER as BINARY_LOWER_IS_BETTER
+from bayescm.metrics.multiclass import (
+    AVERAGED,
+    MULTICLASS_ALIASES,
+    MULTICLASS_LOWER_IS_BETTER,
+    MULTICLASS_REGISTRY,
+    OVERALL,
+    MulticlassMetric,
+    compute_multiclass,
+    evaluate_multiclass,
+    get_multiclass,
+    higher_is_better,
+    multiclass_names,
+    resolve_multiclass,
+)
+
+LOWER_IS_BETTER: frozenset[str] = BINARY_LOWER_IS_BETTER | MULTICLASS_LOWER_IS_BETTER
+"""Binary and multiclass metrics for which a smaller value is better."""
 
 __all__ = [
     "ALIASES",
+    "AVERAGED",
     "LOWER_IS_BETTER",
+    "MULTICLASS_ALIASES",
+    "MULTICLASS_LOWER_IS_BETTER",
+    "MULTICLASS_REGISTRY",
+    "OVERALL",
     "REGISTRY",
     "Metric",
+    "MulticlassMetric",
     "cells_from_rates",
     "compute",
+    "compute_multiclass",
     "div",
     "evaluate",
+    "evaluate_multiclass",
     "fbeta",
     "get",
+    "get_multiclass",
     "higher_is_better",
+    "multiclass_names",
     "names",
     "plug_in",
     "resolve",
+    "resolve_multiclass",
 ]

@@ -72,8 +72,12 @@ def div(num: Any, den: Any) -> Any:
         with np.errstate(divide="ignore", invalid="ignore"):
             return xr.where(den == 0, np.nan, num / den)
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    out = np.full(np.broadcast_shapes(num.shape, den.shape), np.nan)
-    return np.divide(num, den, out=out, where=den != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.asarray(np.divide(num, den))
+    zero = den == 0
+    if zero.any():  # rare outside plug-in values of tables with empty cells
+        out = np.where(zero, np.nan, out)
+    return out
 
 
 def _sqrt(x: Any) -> Any:
@@ -371,6 +375,9 @@ def compute(
 ) -> xr.Dataset:
     """Every requested metric of an array with a named ``cell`` dim.
 
+    K×K tables (dims ``actual`` and ``predicted``, no ``cell`` dim) are handed to
+    :func:`bayescm.metrics.compute_multiclass`.
+
     Parameters
     ----------
     cells
@@ -388,6 +395,10 @@ def compute(
     xarray.Dataset
         One variable per metric, with the other dims of ``cells``.
     """
+    if dim not in cells.dims and {"actual", "predicted"} <= set(cells.dims):
+        from bayescm.metrics.multiclass import compute_multiclass  # K×K tables
+
+        return compute_multiclass(cells, metrics, dtype=dtype)
     if dim not in cells.dims:
         raise ValueError(f"Array has no {dim!r} dim (dims: {cells.dims}).")
     missing = [c for c in CELLS if c not in cells[dim].values.tolist()]
@@ -433,5 +444,8 @@ def plug_in(counts: Any, metrics: str | Sequence[str] | None = None) -> pd.DataF
     {'tpr': 1.0, 'tnr': 0.75}
     """
     arr = counts.to_xarray() if hasattr(counts, "to_xarray") and not _is_xr(counts) else counts
+    if "cell" not in arr.dims:
+        raise TypeError("plug_in takes binary counts (dim 'cell'); for K×K tables use "
+                        "bayescm.metrics.compute_multiclass.")
     ds = compute(arr, metrics)
     return ds.to_dataframe()[list(ds.data_vars)]
