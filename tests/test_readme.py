@@ -1,0 +1,78 @@
+"""The README is a contract: every code block in it runs here.
+
+Python blocks run in order in one namespace (a later block may use what an earlier
+one made, as a reader going down the page would); ``bayescm`` shell commands run in a
+fresh process in a temporary directory holding the files they name; ``make`` lines are
+what this suite itself is run by, so they are not run again.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+import warnings
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
+
+
+def _blocks(language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(README.read_text()) if lang == language]
+
+
+def test_the_readme_has_code():
+    assert len(_blocks("python")) >= 4 and len(_blocks("bash")) >= 2
+
+
+def test_python_blocks_run_in_order():
+    import matplotlib.pyplot as plt
+
+    namespace: dict = {"__name__": "readme"}
+    with warnings.catch_warnings():
+        # the examples fit tiny data with default settings: a convergence warning there
+        # is the library doing its job, not a broken example
+        warnings.simplefilter("ignore")
+        for i, body in enumerate(_blocks("python")):
+            try:
+                exec(compile(body, f"README.md python block {i + 1}", "exec"), namespace)
+            except Exception as err:  # pragma: no cover - the message is the point
+                pytest.fail(f"README python block {i + 1} failed: {err!r}\n{body}")
+    plt.close("all")
+    assert "idata" in namespace and "tab" in namespace
+
+
+def _commands() -> list[list[str]]:
+    out = []
+    for body in _blocks("bash"):
+        text = re.sub(r"\\\n\s*", " ", body)  # continued lines
+        for line in text.splitlines():
+            line = line.split("#")[0].strip()
+            if line.startswith("bayescm "):
+                out.append(shlex.split(line))
+    return out
+
+
+@pytest.mark.parametrize("argv", _commands(), ids=lambda a: " ".join(a[:2]))
+def test_shell_commands_run(argv, tmp_path):
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 400)
+    pd.DataFrame({
+        "A": np.where(rng.uniform(size=400) < 0.85, y, 1 - y),
+        "B": np.where(rng.uniform(size=400) < 0.8, y, 1 - y),
+        "site": np.where(rng.uniform(size=400) < 0.5, "north", "south"),
+    }).to_csv(tmp_path / "predictions.csv", index=False)
+    exe = pathlib.Path(sys.executable).with_name("bayescm")
+    proc = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip()
