@@ -97,7 +97,7 @@ import xarray as xr
 from bayescm.data import CELLS
 from bayescm.metrics import binary
 from bayescm.metrics.binary import REGISTRY, div
-from bayescm.multiclass import align_predicted, one_vs_rest_cells
+from bayescm.multiclass_tables import align_predicted, one_vs_rest_cells
 
 __all__ = [
     "AVERAGED",
