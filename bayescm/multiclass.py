@@ -77,6 +77,9 @@ class MulticlassConfusionMatrix:
 
     def __init__(self, counts: Any, labels: Sequence[Hashable] | None = None, *,
                  classifier: Any = None) -> None:
+        if isinstance(counts, xr.DataArray) and labels is not None:
+            raise CountsError("A DataArray's labels are its 'actual' and 'predicted' coords; "
+                              "set them there (assign_coords) instead of passing labels=.")
         if isinstance(counts, pd.DataFrame | xr.DataArray):
             other = (self.from_frame(counts, labels=labels) if isinstance(counts, pd.DataFrame)
                      else self.from_xarray(counts))

@@ -77,6 +77,10 @@ def test_frames_are_matched_by_label_not_position():
     da = xr.DataArray([[5, 1], [2, 7]], dims=("actual", "predicted"),
                       coords={"actual": ["a", "b"], "predicted": ["a", "b"]})
     assert MC(da.isel(predicted=[1, 0])).counts.tolist() == [[[5, 1], [2, 7]]]
+    with pytest.raises(bcm.CountsError, match="coords"):
+        MC(da, labels=["b", "a"])
+    with pytest.raises(bcm.CountsError, match="differ"):
+        MC(da.assign_coords(predicted=["a", "c"]))
 
 
 def test_crosstab_without_a_predicted_class_needs_labels():

@@ -68,7 +68,9 @@ rule; ``acc``, ``kappa`` and ``mcc`` are NaN when their denominator is zero.  Th
 exactly scikit-learn's values with ``zero_division=np.nan`` (its default
 ``zero_division="warn"`` puts 0 in place of each undefined per-class value and
 averages it in; ``matthews_corrcoef`` returns 0 for a constant prediction or a
-single actual class, where ``mcc`` here is NaN).  pycm reports ``"None"`` for an
+single actual class, where ``mcc`` here is NaN; when every class where a metric is
+defined has no cases, its weighted average falls back to the unweighted mean, NaN
+here; ``jaccard_score`` has no ``nan`` option).  pycm reports ``"None"`` for an
 undefined per-class value (NaN here) and for any macro average that includes one
 (here the mean over the defined classes).  Posterior draws of :math:`\theta` lie
 inside the simplex, so none of this touches posteriors: only plug-in values of
