@@ -66,7 +66,8 @@ def test_with_variation_pooling_is_overconfident():
 def test_folds_needs_two_folds():
     with pytest.raises(ValueError, match="two folds"):
         bcm.models.folds(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1))
-    with pytest.raises(ValueError, match="kappa_prior"):
+    with pytest.raises(ValueError, match="kappa_prior"), \
+            pytest.warns(DeprecationWarning, match="kappa_prior"):
         bcm.models.folds(simulate_folds(0, np.inf), kappa_prior=(0, 1))
 
 
