@@ -2,8 +2,9 @@
 
 Used by :func:`bayescm.check_convergence` only when ArviZ, timed on a probe, would
 cost more than ``convergence.ARVIZ_MAX_SHARE`` (20%) of the sampling time ``fit``
-recorded; every other check goes through ArviZ itself.  ``arviz.summary`` loops over scalars in Python, a few milliseconds
-each, which measured more than 20% of a NUTS fit's wall time for batches (see
+recorded; every other check goes through ArviZ itself.  ``arviz.summary`` loops
+over scalars in Python, a few milliseconds each, which measured more than 20% of a
+NUTS fit's wall time for batches (see
 ``benchmarks/bench_core.py``).  These functions compute the *same* estimators
 (rank-normalised split R-hat, the maximum of bulk and folded versions; bulk ESS on
 rank-normalised split chains; tail ESS as the minimum of the ESS of the 5% and 95%
