@@ -15,12 +15,12 @@ Who computes the numbers
 * Large MCMC batches: ArviZ loops over scalars in Python, a few milliseconds each,
   which measured above 20% of a three-Beta NUTS fit's wall time from about a dozen
   scalars up (24-matrix literature batch: 31%; 1,000 matrices: 29%).  So when ``fit``
-  recorded its sampling time (``attrs["sampling_seconds"]``), the check first times
-  ArviZ on a few scalars and, if all of them would cost more than
-  :data:`ARVIZ_MAX_SHARE` of the sampling time, computes the same estimators on all
-  scalars at once with :mod:`bayescm.diagnostics` (tested equal to ArviZ's to 1e-10
-  relative).  ``backend="arviz"`` forces ArviZ; without a recorded sampling time
-  (a user's own trace) ArviZ is used.
+  recorded its own wall time before the check (``attrs["fit_seconds"]``), the check
+  first times ArviZ on a few scalars and, if all of them would make the check more
+  than :data:`ARVIZ_MAX_SHARE` of the fit's wall time (the check included), computes
+  the same estimators on all scalars at once with :mod:`bayescm.diagnostics` (tested
+  equal to ArviZ's to 1e-10 relative).  ``backend="arviz"`` forces ArviZ; without a
+  recorded fit time (a user's own trace) ArviZ is used.
 * The exact sampler (``idata.attrs["sampler"] == "exact"``): the draws are
   independent by construction, so R-hat does not apply and the effective sample
   size is the number of draws.  No MCMC diagnostic is computed; the Monte Carlo
@@ -48,8 +48,8 @@ if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
 
 COLUMNS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd")
 BACKENDS = ("auto", "arviz", "vectorised")
-# The 20% rule: ArviZ's own estimators unless, timed on a probe of a few scalars, they
-# would cost more than this share of the sampling time recorded by fit.  Measured
+# The 20% rule: ArviZ's own estimators unless, timed on probes of a few scalars, they
+# would make the check more than this share of the fit's wall time (fit records it).  Measured
 # (benchmarks/bench_core.py section 5, bench_hui_walter.py; 2-core machine): ArviZ's
 # share of a three-Beta NUTS fit is 9% at 3 scalars, 18-24% at 12, 31% at 72, 29% at
 # 3,000; of a Hui-Walter fit 7% at 6 scalars and 12% at 28.
@@ -232,9 +232,9 @@ def check_convergence(
     ess_min
         Minimum bulk and tail ESS; default 100 per chain.
     backend
-        ``"auto"`` (default): ArviZ, unless ``fit`` recorded its sampling time
-        and ArviZ, timed on a probe of a few scalars, would cost more than
-        :data:`ARVIZ_MAX_SHARE` (20%) of it; then :mod:`bayescm.diagnostics`
+        ``"auto"`` (default): ArviZ, unless ``fit`` recorded its wall time and
+        ArviZ, timed on probes of a few scalars, would make the check more than
+        :data:`ARVIZ_MAX_SHARE` (20%) of the fit; then :mod:`bayescm.diagnostics`
         (the same estimators vectorised, tested equal to ArviZ's).
         ``"arviz"`` or ``"vectorised"`` force one.  Ignored for independent
         draws.
@@ -273,7 +273,7 @@ def check_convergence(
         names, x = _series(post)
         version = importlib.metadata.version("arviz")
         use_arviz = backend == "arviz" or (backend == "auto" and _arviz_affordable(
-            x, attrs.get("sampling_seconds")))
+            x, attrs.get("fit_seconds")))
         if use_arviz:
             table, computed_by = _arviz_table(post), f"ArviZ {version}"
         else:
@@ -295,23 +295,33 @@ def check_convergence(
     )
 
 
-def _arviz_affordable(x: np.ndarray, sampling_seconds: float | None) -> bool:
-    """Whether ArviZ on all scalars of ``x`` costs at most ARVIZ_MAX_SHARE of sampling.
+def _arviz_affordable(x: np.ndarray, fit_seconds: float | None) -> bool:
+    """Whether ArviZ on all scalars of ``x`` keeps the check within ARVIZ_MAX_SHARE of the fit.
 
-    ArviZ's cost is linear in the number of scalars: it is timed on a probe of the
-    first few and extrapolated (on this machine, now: no constant to go stale).
+    ArviZ's cost is a fixed part plus a part linear in the number of scalars: both are
+    timed on probes of 1 and :data:`_PROBE` scalars (on this machine, now: no constant
+    to go stale) and extrapolated.  The check is at most a share ``s`` of the fit
+    (check included) when it costs at most ``s / (1 - s)`` of the fit before it.
+    Small posteriors skip the probes, which would cost about as much as the answer.
     """
-    if sampling_seconds is None or len(x) <= _PROBE:
+    if fit_seconds is None or len(x) <= 2 * _PROBE:
         return True
     import time
 
     import xarray as xr
 
-    probe = xr.Dataset({"probe": (("chain", "draw", "scalar"), np.moveaxis(x[:_PROBE], 0, -1))})
-    start = time.perf_counter()
-    _arviz_table(probe)
-    per_scalar = (time.perf_counter() - start) / _PROBE
-    return per_scalar * len(x) <= ARVIZ_MAX_SHARE * float(sampling_seconds)
+    def cost(k: int) -> float:
+        probe = xr.Dataset({"probe": (("chain", "draw", "scalar"), np.moveaxis(x[:k], 0, -1))})
+        start = time.perf_counter()
+        _arviz_table(probe)
+        return time.perf_counter() - start
+
+    one, several = cost(1), cost(_PROBE)
+    # timing noise can make the difference tiny or negative: never below a quarter of
+    # the probe's average cost per scalar
+    per_scalar = max((several - one) / (_PROBE - 1), several / _PROBE / 4)
+    estimate = max(one - per_scalar, 0.0) + per_scalar * len(x)
+    return estimate <= ARVIZ_MAX_SHARE / (1 - ARVIZ_MAX_SHARE) * float(fit_seconds)
 
 
 def _arviz_table(post: xr.Dataset) -> pd.DataFrame:

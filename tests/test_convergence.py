@@ -187,15 +187,15 @@ def test_report_numbers_are_arviz_hui_walter_nuts():
 
 
 def test_large_batch_uses_the_vectorised_twin_with_arviz_numbers():
-    """ArviZ unless it would cost more than ARVIZ_MAX_SHARE of the recorded sampling time;
-    then the vectorised twin, with ArviZ's numbers."""
+    """ArviZ unless it would make the check more than ARVIZ_MAX_SHARE of the recorded fit
+    time; then the vectorised twin, with ArviZ's numbers."""
     n = 15
     x = _ar1(np.random.default_rng(8), (n, 4, 300), 0.6).transpose(1, 2, 0)
     idata = _idata(x)
     assert bcm.check_convergence(idata).computed_by == f"ArviZ {az.__version__}"  # no timing
-    idata.attrs["sampling_seconds"] = 1000.0  # ArviZ is affordable next to a long run
+    idata.attrs["fit_seconds"] = 1000.0  # ArviZ is affordable next to a long run
     assert bcm.check_convergence(idata).computed_by == f"ArviZ {az.__version__}"
-    idata.attrs["sampling_seconds"] = 1e-4  # a fast fit: ArviZ would dominate
+    idata.attrs["fit_seconds"] = 1e-4  # a fast fit: ArviZ would dominate
     rep = bcm.check_convergence(idata)
     assert "vectorised" in rep.computed_by and f"ArviZ {az.__version__}" in rep.computed_by
     _assert_table_is(rep.table, _arviz_reference(idata), rtol=1e-10)
