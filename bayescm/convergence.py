@@ -328,11 +328,22 @@ def _arviz_table(post: xr.Dataset) -> pd.DataFrame:
     """ArviZ's own diagnostics of every scalar, in one ``az.summary`` pass."""
     import arviz as az
 
-    with warnings.catch_warnings():
-        # 0/0 for a constant quantity: the report names it as a problem.  (With one
-        # chain ArviZ logs "Shape validation failed" once; the report says why.)
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module="arviz")
-        frame = az.summary(post, kind="diagnostics", round_to="none")
+    # ArviZ's numba variance is compiled without a cache: 0.6 s in every fresh process,
+    # more than a first fit, for no speed-up at these sizes (0.34 s against 0.33 s for
+    # 72 scalars x 4,000 draws, numbers equal to 1e-13).  So its NumPy path runs here,
+    # and the user's setting is restored.
+    numba_was_on = bool(az.Numba.numba_flag)
+    if numba_was_on:
+        az.Numba.disable_numba()
+    try:
+        with warnings.catch_warnings():
+            # 0/0 for a constant quantity: the report names it as a problem.  (With one
+            # chain ArviZ logs "Shape validation failed" once; the report says why.)
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module="arviz")
+            frame = az.summary(post, kind="diagnostics", round_to="none")
+    finally:
+        if numba_was_on:
+            az.Numba.enable_numba()
     frame.index.name = "quantity"
     return frame.loc[:, list(COLUMNS)].astype(float)
 
