@@ -30,8 +30,8 @@ from bayescm.stats import SAMPLE_DIMS, multinomial
 if TYPE_CHECKING:
     import pymc as pm
 
-__all__ = ["METRIC_DTYPE", "complete", "multinomial", "observed", "predictive", "prior_draws",
-           "with_metrics"]
+__all__ = ["METRIC_DTYPE", "complete", "is_multiclass", "metric_keys", "multinomial", "observed",
+           "predictive", "prior_draws", "with_metrics"]
 
 # Metric draws are stored in float32: seven significant digits, far below any Monte
 # Carlo error, at half the memory of float64 (a 1,000-matrix batch holds 33 metrics x
@@ -74,9 +74,28 @@ def complete(values: dict[str, np.ndarray], model: pm.Model | None, family: Fami
     return ds
 
 
+def is_multiclass(dims: Sequence[str]) -> bool:
+    """True for K×K tables: dims ``actual`` and ``predicted`` and no ``cell``."""
+    return "cell" not in dims and {"actual", "predicted"} <= set(dims)
+
+
+def metric_keys(metrics: Sequence[str] | str | None, dims: Sequence[str]) -> list[str]:
+    """Keys of the requested metrics, from the registry that fits ``theta``'s ``dims``
+    (binary cells, or K×K tables: the multiclass registry)."""
+    if is_multiclass(dims):
+        return [m.key for m in metric_registry.resolve_multiclass(metrics)]
+    return [m.key for m in metric_registry.resolve(metrics)]
+
+
 def with_metrics(ds: xr.Dataset, keys: Sequence[str]) -> xr.Dataset:
-    """Add every requested metric computed from ``theta`` (the metric's posterior)."""
-    if "theta" not in ds or "cell" not in ds["theta"].dims:
+    """Add every requested metric computed from ``theta`` (the metric's posterior).
+
+    ``theta`` on dim ``cell`` gets the binary registry's metrics, ``theta`` on dims
+    ``actual`` × ``predicted`` the multiclass registry's (per class on dim ``class``,
+    averaged and overall).
+    """
+    if "theta" not in ds or not ("cell" in ds["theta"].dims
+                                 or is_multiclass(ds["theta"].dims)):
         return ds
     new = [k for k in keys if k not in ds]
     if not new:

@@ -36,7 +36,6 @@ import xarray as xr
 from bayescm import draws as draws_mod
 from bayescm import engines
 from bayescm import idata as idata_mod
-from bayescm import metrics as metric_registry
 from bayescm.convergence import ConvergenceError, ConvergenceWarning, check_convergence
 from bayescm.models.family import Conjugate, Family, families, family_of, is_unmodified, spec_of
 
@@ -141,7 +140,7 @@ def fit(
     """
     _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
     fit_start = time.perf_counter()
-    keys = [m.key for m in metric_registry.resolve(metrics)]
+    keys = draws_mod.metric_keys(metrics, model.named_vars_to_dims.get("theta") or ())
     spec = spec_of(model)
     family = family_of(model)
     # A model the user extended keeps its family's names and derived quantities, but
@@ -174,7 +173,7 @@ def fit(
     if observed is not None:
         groups["observed_data"] = xr.Dataset({"counts": observed})
     if observed is not None and predictive:
-        n = observed.sum(observed.dims[-1])
+        n = observed.sum(observed.dims[1:])  # cases per unit (classifier, population)
         groups["posterior_predictive"] = draws_mod.predictive(post, n, pred_rng, keys,
                                                               family, spec)
         if predictive_n is not None:
@@ -186,7 +185,7 @@ def fit(
         groups["prior"] = prior_ds
         if observed is not None and predictive:
             groups["prior_predictive"] = draws_mod.predictive(
-                prior_ds, observed.sum(observed.dims[-1]), pred_rng, [], family, spec)
+                prior_ds, observed.sum(observed.dims[1:]), pred_rng, [], family, spec)
     groups = {k: v for k, v in groups.items() if v is not None}
     attrs = _attrs(family, spec, sampler, used_engine, parameters, predictive_n, random_seed)
     if sampler != "exact":
@@ -237,7 +236,7 @@ def fit_closed_form(
     if closed is None:
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
                          "and use bayescm.fit.")
-    keys = [m.key for m in metric_registry.resolve(metrics)]
+    keys = draws_mod.metric_keys(metrics, closed.dims.get("theta") or tuple(closed.coords))
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)  # as fit: the same draws for the same seed
     posterior, stats = _draw_exact(closed.conjugate, draws, chains,

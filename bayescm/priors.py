@@ -386,14 +386,18 @@ def resolve(
     classifiers: Sequence[str],
     *,
     units: Mapping[str, Sequence[str]] | None = None,
+    base: Mapping[str, Prior] | None = None,
 ) -> dict[str, list[Prior]]:
     """Per-unit priors: defaults with the user's overrides applied by name.
 
     ``overrides[name]`` is one prior for all units or a mapping ``unit -> prior``;
     units are classifiers unless ``units[name]`` names others (populations for a
     prevalence).  Unknown names are an error (typos must not pass silently).
+    ``base`` replaces the model's registered defaults where their size depends on
+    the data (a flat Dirichlet of length K for K classes); Dirichlet overrides must
+    then have its length.
     """
-    base = defaults(model)
+    base = dict(defaults(model) if base is None else base)
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(base))
     if unknown:

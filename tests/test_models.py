@@ -99,10 +99,16 @@ def test_kernel_is_the_pymc_posterior(batch, family):
     m = getattr(bcm.models, family)(batch, priors=prior)
     kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
     assert kernel.module is _kernels
+    assert_kernel_is_model(m, kernel)
+
+
+def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20) -> None:
+    """``kernel``'s log density equals ``m``'s up to a constant, with its gradient, at
+    random points of PyMC's unconstrained coordinates (variable order included)."""
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     rng = np.random.default_rng(5)
     diffs = []
-    for _ in range(20):
+    for _ in range(points):
         point = {v.name: rng.normal(0, 1.5, size=m.initial_point()[v.name].shape)
                  for v in m.value_vars}
         x = np.concatenate([point[v.name].ravel() for v in m.value_vars])

@@ -28,6 +28,8 @@ from bayescm.models.hui_walter import (
     check_identifiability,
     hui_walter,
 )
+from bayescm.models.multiclass_cells import multiclass_cells
+from bayescm.models.multiclass_rows import multiclass_rows
 from bayescm.models.three_beta import three_beta
 
 __all__ = [
@@ -48,6 +50,8 @@ __all__ = [
     "get_family",
     "hui_walter",
     "is_unmodified",
+    "multiclass_cells",
+    "multiclass_rows",
     "register_family",
     "spec_of",
     "three_beta",
