@@ -46,6 +46,21 @@ def _where(names: Sequence[str], index: int, unit: str) -> str:
     return "the confusion matrix"
 
 
+def unit_names(names: Any, n: int, unit: str = "classifier") -> tuple[str, ...]:
+    """``n`` unique unit names as strings (default ``cm``, or ``cm0, cm1, ...``)."""
+    if names is None:
+        return ("cm",) if n == 1 else tuple(f"cm{i}" for i in range(n))
+    if isinstance(names, str):
+        names = [names]
+    names = tuple(str(x) for x in names)
+    if len(names) != n:
+        raise CountsError(f"{len(names)} {unit} names given for {n} sets of counts.")
+    if len(set(names)) != len(names):
+        dup = sorted({x for x in names if names.count(x) > 1})
+        raise CountsError(f"{unit.capitalize()} names must be unique; repeated: {dup}.")
+    return names
+
+
 def validate_counts(
     values: Mapping[str, Any],
     names: Sequence[str] | None = None,
@@ -108,14 +123,7 @@ def validate_counts(
     n = next(iter(sizes.values()))
     if n == 0:
         raise CountsError("No counts given: every field is empty.")
-    if names is None:
-        names = ("cm",) if n == 1 else tuple(f"cm{i}" for i in range(n))
-    names = tuple(str(x) for x in names)
-    if len(names) != n:
-        raise CountsError(f"{len(names)} {unit} names given for {n} sets of counts.")
-    if len(set(names)) != len(names):
-        dup = sorted({x for x in names if names.count(x) > 1})
-        raise CountsError(f"{unit.capitalize()} names must be unique; repeated: {dup}.")
+    names = unit_names(names, n, unit)
     for field, arr in arrays.items():
         for i, v in enumerate(arr):
             where = _where(names, i, unit)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescm.data import MAX_COUNT, CountsError
+from bayescm.data import MAX_COUNT, CountsError, unit_names
 
 __all__ = ["DIMS", "align_predicted", "as_label", "check_labels", "label_array",
            "one_vs_rest_cells", "validate_tables"]
@@ -104,20 +104,6 @@ def check_labels(labels: Any, k: int | None, what: str = "labels") -> tuple[Hash
     return out
 
 
-def _check_names(names: Any, c: int) -> tuple[str, ...]:
-    if names is None:
-        return ("cm",) if c == 1 else tuple(f"cm{i}" for i in range(c))
-    if isinstance(names, str):
-        names = [names]
-    names = tuple(str(x) for x in names)
-    if len(names) != c:
-        raise CountsError(f"{len(names)} classifier names given for {c} confusion matrices.")
-    if len(set(names)) != len(names):
-        dup = sorted({x for x in names if names.count(x) > 1})
-        raise CountsError(f"Classifier names must be unique; repeated: {dup}.")
-    return names
-
-
 def _has_bool(raw: Any) -> bool:
     if isinstance(raw, np.ndarray):
         return raw.dtype == bool or (raw.dtype == object
@@ -160,7 +146,7 @@ def validate_tables(raw: Any, labels: Any, names: Any
         raise CountsError(f"The matrix is not square: {k} actual classes (rows) but {k2} "
                           "predicted classes (columns); both run over the same K labels.")
     labels = check_labels(range(k) if labels is None else labels, k)
-    names = _check_names(names, c)
+    names = unit_names(names, c)
 
     def where(mask: np.ndarray) -> str:
         i, a, p = (int(x[0]) for x in np.nonzero(mask))
