@@ -74,9 +74,7 @@ def complete(values: dict[str, np.ndarray], model: pm.Model | None, family: Fami
     return ds
 
 
-def is_multiclass(dims: Sequence[str]) -> bool:
-    """True for K×K tables: dims ``actual`` and ``predicted`` and no ``cell``."""
-    return "cell" not in dims and {"actual", "predicted"} <= set(dims)
+is_multiclass = metric_registry.is_multiclass_dims
 
 
 def metric_keys(metrics: Sequence[str] | str | None, dims: Sequence[str]) -> list[str]:

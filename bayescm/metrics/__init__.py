@@ -26,6 +26,7 @@ from bayescm.metrics.binary import (
     resolve,
 )
 from bayescm.metrics.binary import LOWER_IS_BETTER as BINARY_LOWER_IS_BETTER
+from bayescm.metrics.kinds import BINARY, MULTICLASS, Registry, is_multiclass_dims, registry_for
 from bayescm.metrics.multiclass import (
     AVERAGED,
     MULTICLASS_ALIASES,
@@ -47,7 +48,9 @@ LOWER_IS_BETTER: frozenset[str] = BINARY_LOWER_IS_BETTER | MULTICLASS_LOWER_IS_B
 __all__ = [
     "ALIASES",
     "AVERAGED",
+    "BINARY",
     "LOWER_IS_BETTER",
+    "MULTICLASS",
     "MULTICLASS_ALIASES",
     "MULTICLASS_LOWER_IS_BETTER",
     "MULTICLASS_REGISTRY",
@@ -55,6 +58,7 @@ __all__ = [
     "REGISTRY",
     "Metric",
     "MulticlassMetric",
+    "Registry",
     "cells_from_rates",
     "compute",
     "compute_multiclass",
@@ -65,9 +69,11 @@ __all__ = [
     "get",
     "get_multiclass",
     "higher_is_better",
+    "is_multiclass_dims",
     "multiclass_names",
     "names",
     "plug_in",
+    "registry_for",
     "resolve",
     "resolve_multiclass",
 ]
