@@ -31,6 +31,7 @@ probability that A is better too timid); the tests show both on simulated data.
 from __future__ import annotations
 
 import html
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.posterior import metric_draws, select
+from bayescm.analysis.posterior import metric_draws, select, select_class
 from bayescm.data import CountsError, resolve_positive
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, draw_conjugate, hdi
 
@@ -63,6 +64,9 @@ class Comparison:
         Mass of the HDI of the difference.
     higher_is_better
         The metric's direction (:func:`bayescm.metrics.higher_is_better`).
+    class_label
+        The class of a per-class multiclass metric (``compare(..., label=)``), else
+        None.
     """
 
     metric: str
@@ -72,6 +76,12 @@ class Comparison:
     probability: float
     hdi_prob: float
     higher_is_better: bool = True
+    class_label: Hashable | None = None
+
+    @property
+    def _what(self) -> str:
+        return (self.metric if self.class_label is None
+                else f"{self.metric}[{self.class_label}]")
 
     @property
     def hdi(self) -> tuple[float, float]:
@@ -92,7 +102,7 @@ class Comparison:
         lo, hi = self.hdi
         d = self.difference.values
         frame = pd.DataFrame({
-            "metric": [self.metric], "design": [self.design], "margin": [self.margin],
+            "metric": [self._what], "design": [self.design], "margin": [self.margin],
             "mean": [float(d.mean())], "sd": [float(d.std(ddof=1))], "hdi_lower": [lo],
             "hdi_upper": [hi], "p_better": [self.probability],
             "higher_is_better": [self.higher_is_better],
@@ -103,7 +113,7 @@ class Comparison:
     def __repr__(self) -> str:
         lo, hi = self.hdi
         way = "" if self.higher_is_better else " (lower is better)"
-        return (f"Comparison({self.design}, {self.metric}{way}): mean difference "
+        return (f"Comparison({self.design}, {self._what}{way}): mean difference "
                 f"{float(self.difference.mean()):+.4f}, {self.hdi_prob:.0%} HDI "
                 f"[{lo:+.4f}, {hi:+.4f}], P({self.event}) = {self.probability:.3f}")
 
@@ -118,12 +128,17 @@ def _p_better(diff: np.ndarray, margin: float, key: str) -> tuple[float, bool]:
     return float(np.mean(better)), higher
 
 
-def _draws_of(x: Any, metric: str, classifier: str | None, draws: int,
-              seed: int | None) -> xr.DataArray:
+def _draws_of(x: Any, metric: str, label: Hashable | None, draws: int,
+              seed: int | None) -> tuple[xr.DataArray, str, str]:
+    """One side's draws of ``metric`` (one class's for a per-class metric), its key and
+    the kind of registry that answered (``"binary"`` or ``"multiclass"``)."""
+    classifier = None
     if isinstance(x, tuple):
         x, classifier = x
-    da = metric_draws(x, metric, draws=draws, random_seed=seed)
-    return select(da, classifier)
+    reg = registry.registry_for(x)
+    key = reg.key(metric)
+    da = metric_draws(x, key, draws=draws, random_seed=seed)
+    return select_class(select(da, classifier), label, key), key, reg.kind
 
 
 def compare(
@@ -132,28 +147,43 @@ def compare(
     metric: str,
     margin: float = 0.0,
     *,
+    label: Hashable | None = None,
     hdi_prob: float = 0.95,
     draws: int = 20_000,
     random_seed: int | None = None,
 ) -> Comparison:
-    """Compare two classifiers evaluated on different (independent) test sets.
+    r"""Compare two classifiers evaluated on different (independent) test sets.
+
+    The posteriors of A and B are independent, so draws
+    :math:`m_A^{(s)} - m_B^{(s)}` of independent posteriors, paired by position, are
+    draws of the difference.
 
     Parameters
     ----------
     a, b
-        Each an InferenceData or ConfusionMatrix holding one classifier, or a
-        tuple ``(data, classifier_name)`` to pick one from a batch.
+        Each an InferenceData (binary or multiclass fit), a ConfusionMatrix or a
+        MulticlassConfusionMatrix holding one classifier, or a tuple
+        ``(data, classifier_name)`` to pick one from a batch.  Both binary or both
+        multiclass.
     metric
-        Registry key.
+        Key or alias of the registry that answers for the data
+        (:func:`bayescm.metrics.registry_for`): binary keys, or for K classes the
+        overall (``"acc"``, ``"kappa"``, ``"mcc"``, ...), averaged (``"f1_macro"``,
+        ``"ppv_weighted"``, ...) and per-class metrics (``"f1"``, ``"tpr"``, ...).
     margin
         Report P(A better than B by more than ``margin``): P(metric_A - metric_B >
         margin), or P(metric_A - metric_B < -margin) for lower-is-better metrics
         (``err``, ``fpr``, ``fnr``, ``fdr``, ``for``, ``lr_neg``).
+    label
+        The class of a per-class multiclass metric (one of the data's labels); only
+        for those.
     hdi_prob
         Mass of the HDI of the difference.
     draws
         Draws per side for a ConfusionMatrix (i.i.d. from the three-Beta posterior in
-        one chain, so the total); an InferenceData contributes all its draws.  The
+        one chain, so the total) or a MulticlassConfusionMatrix (i.i.d. from the
+        ``multiclass_rows`` posterior with flat Dirichlet priors); an InferenceData
+        contributes all its draws.  The
         sides are paired by position, so the difference has as many draws as the
         smaller side.
     random_seed
@@ -167,15 +197,39 @@ def compare(
     >>> result = bcm.analysis.compare(a, b, "tpr", random_seed=1)
     >>> 0.5 < result.probability < 0.9
     True
+
+    Two 3-class classifiers on their own test sets, by macro-F1 and by one class's
+    recall:
+
+    >>> labels = ["cat", "dog", "bird"]
+    >>> a = bcm.MulticlassConfusionMatrix([[50, 3, 2], [4, 40, 6], [1, 2, 30]], labels)
+    >>> b = bcm.MulticlassConfusionMatrix([[45, 8, 2], [6, 38, 6], [3, 2, 28]], labels)
+    >>> bcm.analysis.compare(a, b, "f1_macro", random_seed=1).probability > 0.8
+    True
+    >>> bcm.analysis.compare(a, b, "recall", label="bird", random_seed=1).metric
+    'tpr'
+
+    Raises
+    ------
+    ValueError
+        A per-class metric without ``label`` (or ``label`` for another metric), a
+        binary and a multiclass side, a side with several classifiers, an invalid
+        ``margin`` or ``hdi_prob``.
+    KeyError
+        Unknown metric, class label or classifier (the message lists the known ones).
     """
-    key = registry.get(metric).key
     hdi_prob = check_hdi_prob(hdi_prob)
     if not (isinstance(margin, int | float | np.integer | np.floating)
             and not isinstance(margin, bool) and np.isfinite(margin)):
         raise ValueError(f"margin must be a finite number, got {margin!r}.")
     seed = np.random.default_rng(random_seed).integers(2**31, size=2)
-    da = _draws_of(a, key, None, draws, int(seed[0]))
-    db = _draws_of(b, key, None, draws, int(seed[1]))
+    da, key, kind = _draws_of(a, metric, label, draws, int(seed[0]))
+    db, _, kind_b = _draws_of(b, metric, label, draws, int(seed[1]))
+    if kind != kind_b:
+        raise ValueError(
+            f"A is {kind} and B is {kind_b}: compare like with like (a K = 2 matrix "
+            "converts with MulticlassConfusionMatrix.from_binary or .to_binary)."
+        )
     if extra := [d for d in da.dims if d not in SAMPLE_DIMS] + \
             [d for d in db.dims if d not in SAMPLE_DIMS]:
         raise ValueError(f"Each side must be a single classifier; extra dims {extra}.")
@@ -186,7 +240,7 @@ def compare(
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
     probability, higher = _p_better(diff, margin, key)
     return Comparison(key, float(margin), "independent", diff_da, probability, hdi_prob,
-                      higher_is_better=higher)
+                      higher_is_better=higher, class_label=label)
 
 
 def paired_counts(y_true: Any, pred_a: Any, pred_b: Any, *, positive: Any = None
