@@ -192,6 +192,17 @@ def leaderboard(
     (3, 3)
     >>> round(float(board.summary["prize_share"].sum()), 6)
     150.0
+
+    Three 3-class classifiers, by macro-F1 and by the recall of one class:
+
+    >>> mc = bcm.MulticlassConfusionMatrix(
+    ...     [[[50, 3, 2], [4, 40, 6], [1, 2, 30]], [[45, 8, 2], [6, 38, 6], [3, 2, 28]],
+    ...      [[40, 9, 6], [9, 33, 8], [4, 5, 24]]],
+    ...     labels=["cat", "dog", "bird"], classifier=["a", "b", "c"])
+    >>> list(leaderboard(mc, "f1_macro", random_seed=1).summary.index)
+    ['a', 'b', 'c']
+    >>> leaderboard(mc, "recall", label="bird", random_seed=1).label
+    "True positive rate (sensitivity, recall), one vs rest of class 'bird'"
     """
     counts = isinstance(data, ConfusionMatrix | MulticlassConfusionMatrix)
     # the registry that answers for the data (a DataFrame holds binary counts)

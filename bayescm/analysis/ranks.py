@@ -53,7 +53,7 @@ class Leaderboard:
         and ``prize_share`` when prizes were given.  ``p_best`` and
         ``expected_rank`` are computed for every submission whatever ``top`` is.
     metric, label
-        Metric key and readable name.
+        Metric key and readable name (naming the class of a per-class metric).
     higher_is_better
         Direction of the ranking (rank 1 has the largest value when True).
     n_draws
@@ -86,8 +86,7 @@ class Leaderboard:
         k = len(self.summary)
         way = "higher" if self.higher_is_better else "lower"
         kept = "all ranks" if self.top == k else f"ranks 1..{self.top} of {k}"
-        of = "" if self.class_label is None else f" of class {self.class_label!r}"
-        return (f"Leaderboard of {k} submissions by {self.label}{of} ({self.metric}, {way} is "
+        return (f"Leaderboard of {k} submissions by {self.label} ({self.metric}, {way} is "
                 f"better): {self.n_draws} joint posterior draws, {self.hdi_prob:.0%} HDI, "
                 f"{kept} kept")
 
@@ -312,7 +311,8 @@ def build_leaderboard(
     summary.attrs["hdi_prob"] = hdi_prob
     rank_probs = pd.DataFrame(probs, index=index, columns=pd.RangeIndex(1, width + 1, name="rank"))
     return Leaderboard(
-        rank_probabilities=rank_probs, summary=summary, metric=key, label=metric.label,
+        rank_probabilities=rank_probs, summary=summary, metric=key,
+        label=metric.label if class_label is None else f"{metric.label} of class {class_label!r}",
         higher_is_better=higher, n_draws=s_total, hdi_prob=hdi_prob,
         prizes=None if prizes is None else tuple(float(c) for c in prizes),
         class_label=class_label,
