@@ -245,7 +245,9 @@ def compare_paired(
     hdi_prob
         Mass of the HDI of the difference.
     draws
-        Draws of the joint posterior (i.i.d., one chain: the total).
+        Draws of the joint posterior (i.i.d., one chain: the total).  The K-class path
+        draws all K³ cells per draw, in chunks of at most 32 MB: time grows as K³
+        (about 4 s for 20,000 draws at K = 10, 25 s at K = 20, on one core).
     random_seed
         Seed of the draws.
 
