@@ -2,30 +2,16 @@ r"""Is classifier A better than B?  Independent and paired comparisons.
 
 :func:`compare` is for classifiers evaluated on **different** test sets: their
 posteriors are independent, and the posterior of the difference is the
-difference of independent draws.  :func:`compare_paired` is for classifiers
-evaluated on the **same** cases, whose errors are correlated (both tend to fail on
-hard cases).  It models the joint outcomes: for each true class
-:math:`c \in \{+, -\}` the counts of cases that A and B classify correctly or not,
-
-.. math::
-
-    (n^c_{11}, n^c_{10}, n^c_{01}, n^c_{00}) \sim
-        \mathrm{Multinomial}(n^c, \psi^c),\qquad
-    \psi^c \sim \mathrm{Dirichlet}(1, 1, 1, 1),\qquad
-    \phi \sim \mathrm{Beta}(1 + n^+, 1 + n^-),
-
-so :math:`TPR_A = \psi^+_{11} + \psi^+_{10}`, :math:`TPR_B = \psi^+_{11} +
-\psi^+_{01}` (likewise TNR from :math:`\psi^-`), and every metric of A and B is a
-function of the *same* draw.  The posterior is conjugate and drawn exactly.
+difference of independent draws.  :func:`~bayescm.analysis.paired.compare_paired` (module
+:mod:`bayescm.analysis.paired`) is for classifiers evaluated on the **same** cases,
+whose errors are correlated: it models their joint outcomes.  :class:`Comparison`
+is the result of both.
 
 "Better" follows the metric's direction (:func:`bayescm.metrics.higher_is_better`):
 for most metrics A is better by ``margin`` when :math:`m_A - m_B > \text{margin}`;
 for the lower-is-better metrics (``err``, ``fpr``, ``fnr``, ``fdr``, ``for``,
 ``lr_neg``) when :math:`m_A - m_B < -\text{margin}`.  Both functions draw i.i.d.
 from closed forms in one chain, so their ``draws`` is the total number of draws.
-Treating a paired design as independent ignores the shared cases: with
-positively correlated errors the interval of the difference is too wide (and the
-probability that A is better too timid); the tests show both on simulated data.
 """
 
 from __future__ import annotations
@@ -41,10 +27,9 @@ import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import metric_draws, select, select_class
-from bayescm.data import CountsError, resolve_positive
-from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, draw_conjugate, hdi
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
-__all__ = ["Comparison", "compare", "compare_paired", "paired_counts"]
+__all__ = ["Comparison", "compare"]
 
 
 @dataclass(frozen=True)
@@ -241,86 +226,3 @@ def compare(
     probability, higher = _p_better(diff, margin, key)
     return Comparison(key, float(margin), "independent", diff_da, probability, hdi_prob,
                       higher_is_better=higher, class_label=label)
-
-
-def paired_counts(y_true: Any, pred_a: Any, pred_b: Any, *, positive: Any = None
-                  ) -> pd.DataFrame:
-    """Per true class, the counts of (A correct, B correct) in {11, 10, 01, 00}."""
-    y, a, b = (np.asarray(v, dtype=object) for v in (y_true, pred_a, pred_b))
-    if not (y.ndim == a.ndim == b.ndim == 1) or not (y.size == a.size == b.size):
-        raise CountsError(
-            f"y_true, pred_a and pred_b must be 1-d and of equal length (got {y.size}, "
-            f"{a.size}, {b.size}): the paired design needs both predictions for every case."
-        )
-    if y.size == 0 or pd.isna(y).any() or pd.isna(a).any() or pd.isna(b).any():
-        raise CountsError("Labels must be non-empty and have no missing values.")
-    pos = resolve_positive(np.unique(np.concatenate([y, a, b])), positive)
-    truth = y == pos
-    ok_a, ok_b = (a == pos) == truth, (b == pos) == truth
-    rows = {}
-    for name, mask in (("positive", truth), ("negative", ~truth)):
-        rows[name] = [int(np.sum(mask & ok_a & ok_b)), int(np.sum(mask & ok_a & ~ok_b)),
-                      int(np.sum(mask & ~ok_a & ok_b)), int(np.sum(mask & ~ok_a & ~ok_b))]
-    return pd.DataFrame.from_dict(rows, orient="index", columns=["11", "10", "01", "00"])
-
-
-def compare_paired(
-    y_true: Any,
-    pred_a: Any,
-    pred_b: Any,
-    metric: str,
-    margin: float = 0.0,
-    *,
-    positive: Any = None,
-    hdi_prob: float = 0.95,
-    draws: int = 20_000,
-    random_seed: int | None = None,
-) -> Comparison:
-    """Compare two classifiers evaluated on the same cases (paired design).
-
-    Parameters
-    ----------
-    y_true, pred_a, pred_b
-        True labels and the two classifiers' predictions, one per case.
-    metric, margin
-        As for :func:`compare` (lower-is-better metrics are honoured).
-    positive
-        The positive label (may be omitted for ``{0, 1}`` or ``{False, True}``).
-    hdi_prob
-        Mass of the HDI of the difference.
-    draws
-        Draws of the joint posterior (i.i.d., one chain: the total).
-    random_seed
-        Seed of the draws.
-
-    Examples
-    --------
-    >>> import numpy as np, bayescm as bcm
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 300)
-    >>> hard = rng.random(300) < 0.2          # both classifiers fail on hard cases
-    >>> a = np.where(hard, 1 - y, y)
-    >>> b = np.where(hard | (rng.random(300) < 0.05), 1 - y, y)
-    >>> result = bcm.analysis.compare_paired(y, a, b, "acc", random_seed=1)
-    >>> result.probability > 0.99
-    True
-    """
-    key = registry.get(metric).key
-    counts = paired_counts(y_true, pred_a, pred_b, positive=positive)
-    rng = np.random.default_rng(random_seed)
-    n_pos, n_neg = int(counts.loc["positive"].sum()), int(counts.loc["negative"].sum())
-    post = draw_conjugate(
-        rng, (draws,), betas={"prevalence": (1 + n_pos, 1 + n_neg)},
-        dirichlets={c: 1.0 + counts.loc[c].to_numpy(float) for c in ("positive", "negative")})
-    phi, psi_pos, psi_neg = post["prevalence"], post["positive"], post["negative"]
-    values = []
-    for correct in (1, 2):  # A is correct in cells 11 and 10, B in cells 11 and 01
-        tpr = psi_pos[:, 0] + psi_pos[:, correct]
-        tnr = psi_neg[:, 0] + psi_neg[:, correct]
-        values.append(registry.evaluate(key, *registry.cells_from_rates(phi, tpr, tnr)))
-    diff = np.asarray(values[0] - values[1])
-    diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
-    probability, higher = _p_better(diff, margin, key)
-    return Comparison(key, float(margin), "paired", diff_da, probability, hdi_prob,
-                      higher_is_better=higher)
-
