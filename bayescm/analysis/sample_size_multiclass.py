@@ -225,23 +225,22 @@ def _from_pilot(pilot: Any, family: Family, n_sims: int, rng: np.random.Generato
         closed = family.closed_form(pilot)
         post = draws_mod.complete(closed.conjugate.draw(rng, (1, n_sims)), None, family,
                                   closed.spec, closed.conjugate, closed=closed)
-        theta = _one_table(post["theta"])
+        theta = align_predicted(_one_table(post["theta"]))
+        pick = slice(None)
         desc = (f"{family.name} posterior of the pilot ({pilot.n_classes} classes, "
                 f"N = {int(pilot.n[0])})")
     elif idata_mod.is_inference_data(pilot):
-        theta = _one_table(idata_mod.group(pilot, "posterior")["theta"])
-        stacked = theta.stack(sample=SAMPLE_DIMS)
-        pick = rng.integers(stacked.sizes["sample"], size=n_sims)
-        theta = stacked.isel(sample=pick).transpose("sample", ...).expand_dims("chain")
+        theta = align_predicted(_one_table(idata_mod.group(pilot, "posterior")["theta"]))
+        pick = rng.integers(theta.sizes["chain"] * theta.sizes["draw"], size=n_sims)
         desc = "posterior draws of the pilot fit"
     else:
         raise TypeError("pilot must be a bayescm.MulticlassConfusionMatrix or a multiclass "
                         f"fit's InferenceData, got {type(pilot).__name__}.")
-    theta = align_predicted(theta)
-    labels = theta["actual"].values.tolist()
-    values = theta.transpose(..., "actual", "predicted").values.reshape(n_sims, *theta.shape[-2:])
+    k = theta.sizes["actual"]
+    values = theta.transpose(*SAMPLE_DIMS, "actual", "predicted").values.reshape(-1, k, k)
+    values = values[pick]
     pi = values.sum(axis=-1)
-    return labels, pi, values / pi[..., None], desc
+    return theta["actual"].values.tolist(), pi, values / pi[..., None], desc
 
 
 def _truth(prevalence: Any, rows: Any, n_sims: int) -> tuple[list, np.ndarray, np.ndarray, str]:
