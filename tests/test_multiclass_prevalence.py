@@ -68,6 +68,28 @@ def test_own_prevalence_draws_give_back_the_fit():
         np.testing.assert_allclose(out[key].sel(classifier="a"), one[key], rtol=2e-6)
 
 
+def test_two_classes_equal_the_binary_deployment():
+    # K = 2, labels (positive, negative): rows are (TPR, 1 - TPR) and (1 - TNR, TNR); the
+    # binary at_prevalence on the same TPR/TNR draws gives the same metrics, draw by draw
+    cm = bcm.ConfusionMatrix(tp=26, fn=4, fp=2, tn=6)
+    mc = bcm.MulticlassConfusionMatrix.from_binary(cm, labels=("pos", "neg"))
+    idata = bcm.fit(bcm.models.multiclass_cells(mc), sampler="exact", draws=300, chains=2,
+                    random_seed=1, metrics=["acc"], predictive=False, prior=False)
+    theta = idata.posterior["theta"]
+    rows = theta / theta.sum("predicted")
+    rates = xr.Dataset({"tpr": rows.sel(actual="pos", predicted="pos", drop=True),
+                        "tnr": rows.sel(actual="neg", predicted="neg", drop=True)})
+    binary = at_prevalence(idata_mod.make({"posterior": rates}), 0.05,
+                           metrics=["ppv", "npv", "acc", "mcc", "kappa"]).posterior
+    multi = at_prevalence(idata, {"pos": 0.05, "neg": 0.95},
+                          metrics=["ppv", "npv", "acc", "mcc", "kappa"]).posterior
+    pos = multi.sel({"class": "pos"}, drop=True)
+    for key in ("ppv", "npv", "acc", "mcc", "kappa"):
+        value = pos[key] if "class" in multi[key].dims else multi[key]
+        np.testing.assert_allclose(value, binary[key].transpose(*value.dims), rtol=1e-9,
+                                   err_msg=key)
+
+
 def test_plug_in_equals_scikit_learn_reweighting():
     rng = np.random.default_rng(7)
     k = 4

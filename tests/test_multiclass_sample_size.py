@@ -1,6 +1,7 @@
 """Sample-size planning for K-class metrics (analysis.sample_size with K-class data)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import optimize, stats
 
@@ -117,6 +118,22 @@ def test_widths_shrink_with_n_and_every_class_needs_more_than_one():
     assert bird.label == "bird" and "of class 'bird'" in repr(bird)
     assert "widest class" in every.note
     assert "mean_width" in every.to_frame() and "<table" in every._repr_html_()
+
+
+def test_truth_by_label_equals_truth_by_position():
+    labels = ["cat", "dog", "bird"]
+    frame = pd.DataFrame(ROWS, index=labels, columns=labels)
+    kw = {"metric": "ppv", "label": "bird", "n_grid": [40, 80], "n_sims": 20, "draws": 50,
+          "random_seed": 5}
+    plan = sample_size(0.3, prevalence=SHARES, rows=ROWS, **{**kw, "label": 2})
+    shuffled = frame.loc[:, ["bird", "cat", "dog"]]  # columns matched to rows by label
+    by_label = sample_size(0.3, prevalence=dict(zip(labels, SHARES, strict=True)),
+                           rows=shuffled, **kw)
+    # the same truth, columns in another order: the same studies
+    pd.testing.assert_frame_equal(plan.curve, by_label.curve)
+    assert "bird: 0.2" in by_label.generating
+    with pytest.raises(ValueError, match="columns"):
+        sample_size(0.3, prevalence=SHARES, rows=frame.rename(columns={"cat": "lion"}), **kw)
 
 
 def test_pilot_fit_and_multinomial_by_inverse_cdf():

@@ -254,11 +254,7 @@ def _binary_only(metric: Any, **given: Any) -> None:
     """Clear errors for K-class arguments without K-class data."""
     k_class = ("give pilot=MulticlassConfusionMatrix(...) (or a multiclass fit) or the truth "
                "prevalence=[p_1, ..., p_K] with rows=[[...], ...]")
-    if isinstance(metric, registry.MulticlassMetric) or (
-            isinstance(metric, str) and metric.lower() not in registry.ALIASES
-            and metric.lower() not in registry.REGISTRY
-            and metric.lower() in registry.MULTICLASS_REGISTRY.keys()
-            | registry.MULTICLASS_ALIASES.keys()):
+    if isinstance(metric, registry.MulticlassMetric) or _only_multiclass(metric):
         raise ValueError(f"{getattr(metric, 'key', metric)!r} is a K-class metric: {k_class}.")
     for name in ("label", "model"):
         if given[name] is not None:
@@ -266,3 +262,18 @@ def _binary_only(metric: Any, **given: Any) -> None:
     prevalence = given["prevalence"]
     if isinstance(prevalence, Mapping) or np.ndim(prevalence) > 0:
         raise ValueError(f"A vector of class shares as prevalence= is for K classes: {k_class}.")
+
+
+def _only_multiclass(metric: Any) -> bool:
+    """Whether a name is a K-class metric and no binary one (``"f1_macro"``)."""
+    if not isinstance(metric, str):
+        return False
+    try:
+        registry.get(metric)
+    except KeyError:
+        try:
+            registry.get_multiclass(metric)
+        except KeyError:
+            return False  # unknown everywhere: the binary lookup says so
+        return True
+    return False

@@ -250,7 +250,10 @@ def _truth(prevalence: Any, rows: Any, n_sims: int) -> tuple[list, np.ndarray, n
                          "(or a mapping label -> share) of the planned test set.")
     if isinstance(rows, pd.DataFrame):
         labels = rows.index.tolist()
-        rows = rows.loc[:, labels] if set(rows.columns) == set(labels) else rows
+        if set(rows.columns) != set(labels):
+            raise ValueError(f"rows' columns {rows.columns.tolist()} must be the classes of "
+                             f"its index {labels} (predicted and actual classes).")
+        rows = rows.loc[:, labels]
     elif isinstance(rows, xr.DataArray):
         rows = align_predicted(rows.transpose("actual", "predicted"))
         labels = rows["actual"].values.tolist() if "actual" in rows.coords \
@@ -260,8 +263,7 @@ def _truth(prevalence: Any, rows: Any, n_sims: int) -> tuple[list, np.ndarray, n
                   else list(range(np.shape(rows)[0] if np.ndim(rows) == 2 else 0)))
     rho = _check_rows(rows, labels)
     pi = class_shares(prevalence, labels)
-    desc = "truth: prevalence " + ", ".join(f"{p:.3g}" for p in pi) + "; recall " + \
-        ", ".join(f"{r:.3g}" for r in np.diag(rho))
+    desc = "truth: rows with recall " + ", ".join(f"{r:.3g}" for r in np.diag(rho))
     return labels, np.broadcast_to(pi, (n_sims, pi.size)), \
         np.broadcast_to(rho, (n_sims, *rho.shape)), desc
 
