@@ -1,9 +1,13 @@
-"""Metric draws from either a fitted InferenceData or a ConfusionMatrix.
+r"""Metric draws from either a fitted InferenceData or a confusion matrix.
 
 Analysis functions accept both.  For a :class:`~bayescm.ConfusionMatrix` the
 posterior is the three-Beta model's with Beta(1, 1) priors (Tötsch & Hoffmann
 2021), drawn directly from its closed form (independent Betas for prevalence, TPR
-and TNR) -- no model, no sampler.
+and TNR) -- no model, no sampler.  For a :class:`~bayescm.MulticlassConfusionMatrix`
+it is its K-class generalisation with flat priors: class prevalence
+:math:`\pi \sim \mathrm{Dirichlet}(1 + r)` (row sums :math:`r`) and each actual
+class's row :math:`\rho_a \sim \mathrm{Dirichlet}(1 + C_{a\cdot})`, independently,
+:math:`\theta_{ap} = \pi_a \rho_{ap}`.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["flat", "metric_draws", "select", "theta_draws", "three_beta_params", "units_of"]
+__all__ = ["flat", "metric_draws", "multiclass_theta_draws", "select", "theta_draws",
+           "three_beta_params", "units_of"]
 
 
 def three_beta_params(tp: Any, fn: Any, fp: Any, tn: Any) -> dict[str, tuple[Any, Any]]:
@@ -50,8 +56,23 @@ def theta_draws(cm: ConfusionMatrix, draws: int, rng: np.random.Generator) -> xr
                         coords={"classifier": list(cm.classifiers), "cell": list(CELLS)})
 
 
+def multiclass_theta_draws(cm: MulticlassConfusionMatrix, draws: int,
+                           rng: np.random.Generator) -> xr.DataArray:
+    """Draws of theta (dims chain, draw, classifier, actual, predicted), flat priors.
+
+    Class prevalence ~ Dirichlet(1 + row sums), each row ~ Dirichlet(1 + row), in one
+    chain of ``draws`` i.i.d. draws.
+    """
+    counts = cm.counts.astype(float)
+    post = draw_conjugate(rng, (draws,), dirichlets={"prevalence": 1 + counts.sum(axis=2),
+                                                     "rows": 1 + counts})
+    theta = post["prevalence"][..., None] * post["rows"]
+    return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, "classifier", "actual", "predicted"),
+                        coords=cm.coords)
+
+
 def metric_draws(
-    data: az.InferenceData | ConfusionMatrix,
+    data: az.InferenceData | ConfusionMatrix | MulticlassConfusionMatrix,
     metric: str,
     *,
     group: str = "posterior",
@@ -60,24 +81,33 @@ def metric_draws(
 ) -> xr.DataArray:
     """Posterior draws of one metric with dims (chain, draw, <units>).
 
-    For a ConfusionMatrix: ``draws`` i.i.d. draws in one chain (the total).
+    The metric is resolved by the registry that fits the data (binary, or
+    multiclass: per-class metrics add dim ``class``).  For a ConfusionMatrix or a
+    MulticlassConfusionMatrix: ``draws`` i.i.d. draws in one chain (the total).
     """
-    key = registry.get(metric).key
-    if isinstance(data, ConfusionMatrix):
-        theta = theta_draws(data, draws, np.random.default_rng(random_seed))
-        return registry.compute(theta, [key])[key]
+    from bayescm.summary import metric_arrays, registry_of
+
+    if isinstance(data, ConfusionMatrix | MulticlassConfusionMatrix):
+        reg = registry.registry_for(data)
+        key = reg.key(metric)
+        rng = np.random.default_rng(random_seed)
+        theta = (multiclass_theta_draws(data, draws, rng) if reg.multiclass
+                 else theta_draws(data, draws, rng))
+        return reg.compute(theta, [key])[key]
     if not idata_mod.is_inference_data(data):
         raise TypeError(
-            f"Expected an arviz.InferenceData from bayescm.fit or a bayescm.ConfusionMatrix, "
-            f"got {type(data).__name__}."
+            "Expected an arviz.InferenceData from bayescm.fit, a bayescm.ConfusionMatrix or a "
+            f"bayescm.MulticlassConfusionMatrix, got {type(data).__name__}."
         )
     ds = idata_mod.group(data, group)
+    reg = registry_of(data, group)
+    key = reg.key(metric)
     if key not in ds:
         raise KeyError(
             f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "
             "to compute every metric."
         )
-    return ds[key]
+    return metric_arrays(ds, reg, [key], group)[key]
 
 
 def units_of(da: xr.DataArray) -> list[str]:
