@@ -277,6 +277,9 @@ def stats_columns(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
     The HDI and the median are those of the finite draws (NaN with fewer than two);
     ``undefined`` is the share of the others.
     """
+    # contiguous rows: NumPy's pairwise sums then give a row the same mean whatever
+    # the other rows (a strided view would sum in another order)
+    flat = np.ascontiguousarray(flat)
     finite = np.isfinite(flat)
     if finite.all():
         out = _finite_stats(flat, hdi_prob)
@@ -303,7 +306,7 @@ def _finite_stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
     # one sort serves the median and the HDI (float32 draws sort in float32: faster)
     x = np.sort(flat, axis=-1)
     lower, upper = hdi(x, hdi_prob, presorted=True)
-    mean = flat.mean(-1, dtype=np.float64)
-    return {"mean": mean, "sd": flat.std(-1, ddof=1, dtype=np.float64),
+    # in the draws' own precision: a row's result does not depend on the other rows
+    return {"mean": flat.mean(-1).astype(float), "sd": flat.std(-1, ddof=1).astype(float),
             "median": 0.5 * (x[:, mid[0]].astype(np.float64) + x[:, mid[1]]),
             "hdi_lower": lower, "hdi_upper": upper, "hdi_width": upper - lower}

@@ -34,22 +34,23 @@ def fitted(builder: str):
     return bcm.fit(model, sampler="exact", draws=DRAWS, chains=CHAINS, random_seed=7)
 
 
-def _check_beta(row, a: float, b: float, hdi_prob: float = 0.95) -> None:
+def _check_beta(row, a: float, b: float, hdi_prob: float = 0.95, n: int = N) -> None:
     """Summary row against Beta(a, b), tolerances from Monte Carlo error of N i.i.d. draws.
 
     mean: 4 standard errors sd/sqrt(N); sd: 4 standard errors of a sample sd,
     sd/sqrt(2(N-1)) (near-normal draws); HDI ends: 5 times the standard error of a
     sample quantile at the tail mass q = (1 - hdi_prob)/2, sqrt(q(1-q)/N) / f(end),
+    for n = N draws,
     the HDI's window choice adding less than that spread (ArviZ's estimator).
     """
     dist = stats.beta(a, b)
     sd = dist.std()
-    assert row["mean"] == pytest.approx(dist.mean(), abs=4 * sd / np.sqrt(N))
-    assert row["sd"] == pytest.approx(sd, abs=4 * sd / np.sqrt(2 * (N - 1)))
+    assert row["mean"] == pytest.approx(dist.mean(), abs=4 * sd / np.sqrt(n))
+    assert row["sd"] == pytest.approx(sd, abs=4 * sd / np.sqrt(2 * (n - 1)))
     lo, hi = beta_hdi(a, b, hdi_prob=hdi_prob)
     q = (1 - hdi_prob) / 2
     for got, end in ((row["hdi_lower"], lo), (row["hdi_upper"], hi)):
-        tol = 5 * np.sqrt(q * (1 - q) / N) / dist.pdf(end)
+        tol = 5 * np.sqrt(q * (1 - q) / n) / dist.pdf(end)
         assert got == pytest.approx(float(end), abs=tol)
 
 
