@@ -233,7 +233,10 @@ def table(arrays: Mapping[str, xr.DataArray], *, hdi_prob: float = 0.95,
 
     def one(key: str) -> dict[str, np.ndarray]:
         extra = [CLASS_DIM] if key in by_class else []
-        da = arrays[key].broadcast_like(template).transpose(*base, *extra, *SAMPLE_DIMS)
+        da = arrays[key]
+        if set(da.dims) - {CLASS_DIM} != set(template.dims):  # a shared parameter
+            da = da.broadcast_like(template)
+        da = da.transpose(*base, *extra, *SAMPLE_DIMS)
         flat = da.values.reshape(-1, da.sizes["chain"] * da.sizes["draw"])
         cols = stats_columns(flat, hdi_prob)
         if plug is not None:
