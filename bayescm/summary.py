@@ -240,8 +240,10 @@ def table(arrays: Mapping[str, xr.DataArray], *, hdi_prob: float = 0.95,
         flat = da.values.reshape(-1, da.sizes["chain"] * da.sizes["draw"])
         cols = stats_columns(flat, hdi_prob)
         if plug is not None:
-            cols["plug_in"] = plug[key].broadcast_like(units).transpose(
-                *base, *extra).values.ravel()
+            value = plug[key]
+            if set(value.dims) - {CLASS_DIM} != set(base):
+                value = value.broadcast_like(units)
+            cols["plug_in"] = value.transpose(*base, *extra).values.ravel()
         return cols
 
     columns = COLUMNS + (["undefined"] if undefined else [])

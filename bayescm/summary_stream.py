@@ -28,9 +28,17 @@ import xarray as xr
 from bayescm import draws as draws_mod
 from bayescm import metrics as registry
 from bayescm.data import ConfusionMatrix
-from bayescm.models.family import ClosedForm, Conjugate, Family, family_of, get_family, spec_of
+from bayescm.models.family import (
+    ClosedForm,
+    Conjugate,
+    Family,
+    family_of,
+    get_family,
+    is_unmodified,
+    spec_of,
+)
 from bayescm.multiclass import MulticlassConfusionMatrix
-from bayescm.stats import check_hdi_prob
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
 from bayescm.summary import table
 
 __all__ = ["summary_exact"]
@@ -118,8 +126,11 @@ def summary_exact(
         part = _take(closed, idx)
         values = _draw(part.conjugate, part.dims, [seeds[i] for i in idx], (chains, draws))
         post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
-        mets = reg.compute(post["theta"], keys, dtype=draws_mod.METRIC_DTYPE)
-        del post, values  # the draws go as soon as their metrics exist
+        # classifier first: each classifier's (and class's) draws end up contiguous,
+        # which the summary's sorts need (a strided row sorts twice as slowly)
+        theta = post["theta"].transpose("classifier", *SAMPLE_DIMS, ...)
+        mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
+        del post, values, theta  # the draws go as soon as their metrics exist
         plug = reg.compute(part.observed, keys) if part.observed is not None else None
         frames.append(table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug))
         del mets
@@ -134,7 +145,7 @@ def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
     spec = spec_of(obj)
     if spec is not None:  # a model from a registered builder
         family = family_of(obj)
-        if frozenset(obj.named_vars) != spec.var_names:
+        if not is_unmodified(obj):
             raise ValueError("This model has variables its builder did not create, so its "
                              "posterior is not conjugate; use bcm.fit(model) and bcm.summary.")
         conj = family.conjugate(obj, spec)
