@@ -226,3 +226,37 @@ def test_jags_twin_with_a_matrix_prior_agrees_with_exact(batch):
     assert len(scores) >= 3 * 2 * (9 + 3 + 3 + 2)
     worst = max(scores, key=scores.get)
     assert scores[worst] < Z, (worst, scores[worst])
+
+
+# -- the model card's statements about matrix priors -----------------------------------
+def test_card_prior_moments_with_a_matrix(batch):
+    """E[ba] = mean_k beta_kk / B_k, E[acc] = sum_k alpha_k beta_kk / (A B_k) and the card's
+    E[acc^2], on the family's i.i.d. prior draws (n = 8,000; a mean within Z SEs)."""
+    alpha = np.array([2.0, 1.0, 0.5])
+    m = bcm.models.multiclass_rows(batch, priors={"rows": BETA, "prevalence": Dirichlet(alpha)})
+    prior = bcm.fit(m, random_seed=9, prior=True, **EXACT).prior.isel(classifier=0)
+    theta = prior["theta"].transpose("chain", "draw", ...).values.reshape(-1, 3, 3)
+    recall = np.diagonal(prior["rows"].transpose("chain", "draw", ...).values
+                         .reshape(-1, 3, 3), axis1=1, axis2=2)
+    acc = np.trace(theta, axis1=1, axis2=2)
+    a_sum, b_row, d = alpha.sum(), BETA.sum(axis=1), np.diag(BETA)
+    second = (np.sum(alpha * (alpha + 1) * d * (d + 1) / (b_row * (b_row + 1)))
+              + np.sum(np.outer(alpha * d / b_row, alpha * d / b_row))
+              - np.sum((alpha * d / b_row) ** 2)) / (a_sum * (a_sum + 1))
+    for x, value in ((recall.mean(axis=1), np.mean(d / b_row)),
+                     (acc, np.sum(alpha * d / b_row) / a_sum), (acc**2, second)):
+        assert abs(x.mean() - value) < Z * x.std() / np.sqrt(x.size), (x.mean(), value)
+
+
+def test_matrix_rows_is_cells_with_the_same_matrix(batch):
+    """rows = beta with prevalence Dirichlet(row totals of beta) is multiclass_cells with
+    gamma = beta: each cell is Beta(beta_ap + C_ap, rest) a posteriori in both."""
+    rows = bcm.models.multiclass_rows(batch, priors={"rows": BETA,
+                                                     "prevalence": BETA.sum(axis=1).tolist()})
+    cells = bcm.models.multiclass_cells(batch, priors={"theta": BETA.ravel().tolist()})
+    for model, seed in ((rows, 1), (cells, 2)):
+        theta = bcm.fit(model, random_seed=seed, **EXACT).posterior["theta"].isel(classifier=1)
+        post = BETA + TABLES[1]
+        for a, p in np.ndindex(3, 3):
+            draws = _flat(theta.isel(actual=a, predicted=p))
+            _is_beta(draws, post[a, p], post.sum() - post[a, p])
