@@ -39,7 +39,8 @@ class FileMismatchWarning(UserWarning):
 
 
 def _encode_prior(prior: Any) -> dict[str, Any]:
-    return {"kind": type(prior).__name__, "params": [float(x) for x in prior.params]}
+    # nested lists for a matrix Dirichlet (rows of multiclass_rows)
+    return {"kind": type(prior).__name__, "params": np.asarray(prior.params, float).tolist()}
 
 
 def _decode_prior(payload: Mapping[str, Any]) -> Any:

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "Beta",
     "Dirichlet",
@@ -30,6 +32,7 @@ __all__ = [
     "check_names",
     "coerce",
     "defaults",
+    "match_rows",
     "named",
     "parse",
     "resolve",
@@ -83,29 +86,163 @@ class Beta(_TwoParameter):
 
 @dataclass(frozen=True)
 class Dirichlet:
-    """Dirichlet prior over the cells of a table; ``alpha`` in cell order."""
+    r"""Dirichlet prior over categories; ``alpha`` in category order.
 
-    alpha: tuple[float, ...]
+    ``alpha`` is a sequence of K concentrations, or -- for a parameter made of
+    rows, each a Dirichlet (``rows`` of ``multiclass_rows``) -- a K×K matrix: row
+    ``a`` is the Dirichlet of actual class ``a``'s predicted-class probabilities.
+    A matrix is a nested sequence with rows of equal length, a 2-d NumPy array,
+    or a pandas DataFrame (index = actual, columns = predicted class), which is
+    matched to the data's classes by label (``labels``).  Every other parameter
+    takes a 1-d Dirichlet only.
+
+    Examples
+    --------
+    >>> Dirichlet((1, 1, 1)), Dirichlet([[20, 4], [4, 20]]).shape
+    (Dirichlet(1, 1, 1), (2, 2))
+    """
+
+    alpha: tuple[float, ...] | tuple[tuple[float, ...], ...]
+    labels: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        alpha, labels = self.alpha, self.labels
+        if hasattr(alpha, "columns") and hasattr(alpha, "index"):  # a labelled matrix
+            alpha, labels = _from_frame(alpha)
         try:
-            a = tuple(float(x) for x in self.alpha)
+            arr = np.asarray(alpha, dtype=float)
         except (TypeError, ValueError) as err:
-            raise PriorError(f"Dirichlet alpha must be numbers, got {self.alpha!r}.") from err
-        if any(not math.isfinite(x) or x < 0 for x in a):
-            raise PriorError(f"Dirichlet alpha must be finite and >= 0, got {a}.")
-        object.__setattr__(self, "alpha", a)
+            raise PriorError(f"Dirichlet alpha must be numbers (a sequence of concentrations "
+                             f"or a matrix with rows of equal length), got {alpha!r}.") from err
+        if arr.ndim not in (1, 2) or arr.size == 0:
+            raise PriorError(f"Dirichlet alpha must be a sequence of concentrations or a K×K "
+                             f"matrix of them, got shape {arr.shape}.")
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise PriorError(f"Dirichlet alpha must be finite and >= 0, got {arr.tolist()}.")
+        if arr.ndim == 2 and arr.shape[0] != arr.shape[1]:
+            raise PriorError(f"A matrix Dirichlet has one row per class and one column per "
+                             f"class (K×K), got shape {arr.shape}.")
+        if labels is not None:
+            labels = tuple(str(x) for x in labels)
+            if arr.ndim != 2 or len(labels) != arr.shape[0]:
+                raise PriorError("Dirichlet labels name the rows of a K×K matrix; got "
+                                 f"{len(labels)} labels for shape {arr.shape}.")
+        object.__setattr__(self, "alpha", _as_tuple(arr))
+        object.__setattr__(self, "labels", labels)
+
+    @classmethod
+    def diagonal(cls, classes: int | Sequence[Any], *, correct: float,
+                 wrong: float) -> Dirichlet:
+        r"""A K×K row prior: ``correct`` on the diagonal, ``wrong`` off it.
+
+        The K-class form of "TPR ~ Beta(a, b) and TNR ~ Beta(a, b)": row ``a`` is
+        :math:`\mathrm{Dirichlet}(w, \dots, c, \dots, w)` with ``c`` at position
+        ``a``, so by aggregation each class's recall :math:`\rho_{aa}` is a priori
+
+        .. math::
+
+            \mathrm{recall}_a \sim \mathrm{Beta}(c,\ (K - 1)\, w),
+
+        with mean :math:`c / (c + (K-1) w)`, and each wrong class gets
+        :math:`w / (c + (K-1) w)`.  At K = 2 it is tpr ~ Beta(c, w) and
+        tnr ~ Beta(c, w).
+
+        Parameters
+        ----------
+        classes
+            K, or the class labels (then the matrix is matched to the data's classes
+            by label).
+        correct, wrong
+            Concentrations on and off the diagonal (>= 0).
+
+        Examples
+        --------
+        >>> Dirichlet.diagonal(3, correct=8, wrong=1)
+        Dirichlet([[8, 1, 1], [1, 8, 1], [1, 1, 8]])
+        >>> Dirichlet.diagonal(["cat", "dog"], correct=20, wrong=4).labels
+        ('cat', 'dog')
+        """
+        labels = None
+        if isinstance(classes, int | np.integer) and not isinstance(classes, bool):
+            k = int(classes)
+        else:
+            labels = tuple(classes)
+            k = len(labels)
+        if k < 2:
+            raise PriorError(f"Dirichlet.diagonal needs K >= 2 classes, got {classes!r}.")
+        m = np.full((k, k), float(wrong))
+        np.fill_diagonal(m, float(correct))
+        return cls(_as_tuple(m), labels=labels)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """``(K,)`` for concentrations, ``(K, K)`` for a matrix of rows."""
+        return np.shape(self.alpha)
 
     @property
     def proper(self) -> bool:
-        return all(x > 0 for x in self.alpha)
+        return bool(np.all(np.asarray(self.alpha) > 0))
 
     @property
-    def params(self) -> tuple[float, ...]:
+    def params(self) -> tuple[float, ...] | tuple[tuple[float, ...], ...]:
         return self.alpha
 
     def __repr__(self) -> str:
-        return "Dirichlet(" + ", ".join(f"{x:g}" for x in self.alpha) + ")"
+        if len(self.shape) == 1:
+            return "Dirichlet(" + ", ".join(f"{x:g}" for x in self.alpha) + ")"
+        rows = ", ".join("[" + ", ".join(f"{x:g}" for x in r) + "]" for r in self.alpha)
+        extra = "" if self.labels is None else f", labels={list(self.labels)!r}"
+        return f"Dirichlet([{rows}]{extra})"
+
+
+def _as_tuple(arr: np.ndarray) -> tuple:
+    return tuple(_as_tuple(x) for x in arr) if arr.ndim > 1 else tuple(float(x) for x in arr)
+
+
+def _from_frame(frame: Any) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A DataFrame's values with its columns put in the order of its index (by label)."""
+    index, columns = [str(x) for x in frame.index], [str(x) for x in frame.columns]
+    if len(set(index)) != len(index) or sorted(index) != sorted(columns):
+        raise PriorError(f"A DataFrame row prior needs the same class labels as index (actual) "
+                         f"and columns (predicted), each once; got index {index} and columns "
+                         f"{columns}.")
+    order = [columns.index(x) for x in index]
+    return np.asarray(frame, dtype=float)[:, order], tuple(index)
+
+
+def match_rows(prior: Dirichlet, labels: Sequence[Any], *, name: str = "rows") -> np.ndarray:
+    """The K×K concentrations of a row prior, in the order of the data's ``labels``.
+
+    A 1-d Dirichlet is the same for every row; a labelled matrix is reordered by
+    label (an error when its labels are not the data's); an unlabelled matrix is
+    taken in the data's class order.
+
+    Examples
+    --------
+    >>> match_rows(Dirichlet.diagonal(["b", "a"], correct=3, wrong=1), ["a", "b"]).tolist()
+    [[3.0, 1.0], [1.0, 3.0]]
+    >>> match_rows(Dirichlet((2, 1)), ["a", "b"]).tolist()
+    [[2.0, 1.0], [2.0, 1.0]]
+    """
+    k = len(labels)
+    alpha = np.asarray(prior.alpha, dtype=float)
+    if alpha.ndim == 1:
+        if alpha.size != k:
+            raise PriorError(f"The prior for {name!r} needs {k} concentrations (one per class "
+                             f"{[str(x) for x in labels]}), got {prior!r}.")
+        return np.tile(alpha, (k, 1))
+    if alpha.shape != (k, k):
+        raise PriorError(f"The prior for {name!r} needs a {k}×{k} matrix (rows = actual, "
+                         f"columns = predicted class), got shape {alpha.shape}.")
+    if prior.labels is None:
+        return alpha
+    want = [str(x) for x in labels]
+    if sorted(prior.labels) != sorted(want):
+        raise PriorError(f"The prior for {name!r} is labelled {list(prior.labels)} but the data's "
+                         f"classes are {want}; relabel the matrix (or pass it unlabelled, in the "
+                         "data's class order).")
+    order = [prior.labels.index(x) for x in want]
+    return alpha[np.ix_(order, order)]
 
 
 @dataclass(frozen=True, repr=False)
@@ -155,7 +292,8 @@ def defaults(model: str) -> dict[str, Prior]:
     return dict(_DEFAULTS[model])
 
 
-def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter") -> Prior:
+def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
+           matrix: bool = False) -> Prior:
     """Turn any accepted prior into a :class:`Beta`, :class:`Dirichlet` or :class:`Gamma`.
 
     The one place where priors are read; every builder and function that takes
@@ -176,12 +314,16 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter") -
         * a frozen ``scipy.stats.beta(a, b)`` (loc 0 and scale 1 only) or
           ``scipy.stats.gamma(a, scale=s)`` (loc 0; rate ``1 / s``);
         * a pair ``(a, b)`` (Beta, or Gamma when ``kind="gamma"``), or a sequence of
-          concentrations when ``kind="dirichlet"``.
+          concentrations (a NumPy array too) when ``kind="dirichlet"``; with
+          ``matrix=True`` also a K×K nested sequence, array or DataFrame.
     kind
         ``"beta"``, ``"dirichlet"`` or ``"gamma"`` to require that family (and to
         read pairs and sequences as it); None accepts any.
     name
         The parameter's name, for messages.
+    matrix
+        The parameter is made of rows, each a Dirichlet, and takes a K×K matrix
+        Dirichlet (``rows`` of ``multiclass_rows``); otherwise a matrix is an error.
 
     Raises
     ------
@@ -197,6 +339,11 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter") -
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)} or None, got {kind!r}.")
     out = _coerce_any(spec, kind, name)
+    if isinstance(out, Dirichlet) and len(out.shape) == 2 and not matrix:
+        raise PriorError(
+            f"The prior for {name!r} is a {out.shape[0]}×{out.shape[1]} matrix {out!r}; only a "
+            "parameter made of one Dirichlet per row (multiclass_rows' 'rows') takes a matrix. "
+            f"Pass a sequence of concentrations for {name!r}.")
     if kind is not None and not isinstance(out, _KINDS[kind]):
         raise PriorError(
             f"The prior for {name!r} must be a {_KINDS[kind].__name__}, got {out!r}; pass "
@@ -218,7 +365,11 @@ def _coerce_any(spec: Any, kind: str | None, name: str) -> Prior:
     frozen = getattr(spec, "dist", None)
     if hasattr(frozen, "shapes") and hasattr(spec, "args") and hasattr(spec, "kwds"):
         return _from_scipy(spec, name, how)
+    if kind == "dirichlet" and getattr(spec, "ndim", 0) in (1, 2):  # array or DataFrame
+        return Dirichlet(spec)
     if isinstance(spec, Sequence) and not isinstance(spec, bytes):
+        if kind == "dirichlet" and spec and all(isinstance(r, Sequence) for r in spec):
+            return Dirichlet(spec)  # a matrix of rows
         try:
             values = tuple(float(v) for v in spec)
         except (TypeError, ValueError):
@@ -257,8 +408,8 @@ def _from_named(dist: str, params: dict[str, Any], name: str, how: str) -> Prior
                              "valid distribution.")
     if dist == "Dirichlet" and keys == {"a"}:
         try:
-            return Dirichlet(tuple(float(x) for x in params["a"]))
-        except (TypeError, ValueError):
+            return Dirichlet(params["a"])
+        except PriorError:
             pass
     raise PriorError(
         f"Prior for {name!r}: cannot use {dist} with parameters {sorted(params)}; pass {how}."
@@ -387,6 +538,7 @@ def resolve(
     *,
     units: Mapping[str, Sequence[str]] | None = None,
     base: Mapping[str, Prior] | None = None,
+    matrices: Mapping[str, Sequence[Any]] | None = None,
 ) -> dict[str, list[Prior]]:
     """Per-unit priors: defaults with the user's overrides applied by name.
 
@@ -395,7 +547,9 @@ def resolve(
     prevalence).  Unknown names are an error (typos must not pass silently).
     ``base`` replaces the model's registered defaults where their size depends on
     the data (a flat Dirichlet of length K for K classes); Dirichlet overrides must
-    then have its length.
+    then have its length.  ``matrices[name]`` (class labels) marks a parameter made
+    of rows, each a Dirichlet: it also takes a K×K matrix Dirichlet, which is
+    matched to the labels (:func:`match_rows`) and kept unlabelled, in their order.
     """
     base = dict(defaults(model) if base is None else base)
     overrides = dict(overrides or {})
@@ -406,6 +560,7 @@ def resolve(
         )
     out: dict[str, list[Prior]] = {}
     units = dict(units or {})
+    matrices = dict(matrices or {})
     for key, default in base.items():
         names = list(units.get(key, classifiers))
         spec = overrides.get(key, default)
@@ -416,12 +571,16 @@ def resolve(
                 raise PriorError(
                     f"Prior for {key!r} names {bad}, which are not in the data ({names})."
                 )
-            per = [coerce(spec.get(c, default), kind=kind, name=key) for c in names]
+            per = [coerce(spec.get(c, default), kind=kind, name=key, matrix=key in matrices)
+                   for c in names]
         else:
-            per = [coerce(spec, kind=kind, name=key)] * len(names)
+            per = [coerce(spec, kind=kind, name=key, matrix=key in matrices)] * len(names)
+        if key in matrices:
+            per = [Dirichlet(_as_tuple(match_rows(p, matrices[key], name=key)))
+                   if len(p.shape) == 2 else p for p in per]
         if any(type(p) is not type(default) for p in per):
             raise PriorError(f"Prior for {key!r} must be a {type(default).__name__}.")
-        if isinstance(default, Dirichlet) and any(len(p.alpha) != len(default.alpha) for p in per):
+        if isinstance(default, Dirichlet) and any(p.shape[-1] != len(default.alpha) for p in per):
             raise PriorError(f"Prior for {key!r} needs {len(default.alpha)} concentrations.")
         out[key] = per
     return out

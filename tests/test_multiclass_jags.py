@@ -75,7 +75,11 @@ def quantities(post) -> dict[str, np.ndarray]:
 def z_scores(case: str) -> dict[tuple[str, int, str], float]:
     """|JAGS - exact| / combined MCSE of every mean and HDI endpoint."""
     _, twin, exact = fits(case)
-    twin = twin.posterior
+    return z_scores_of(twin.posterior, exact, case)
+
+
+def z_scores_of(twin, exact, case: str) -> dict[tuple[str, int, str], float]:
+    """:func:`z_scores` of a JAGS posterior against an exact one (``case`` for messages)."""
     rng = np.random.default_rng(0)
     out = {}
     mine, ref = quantities(twin), quantities(exact)

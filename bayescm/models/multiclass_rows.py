@@ -3,14 +3,16 @@ r"""The K-class generalisation of Tötsch's three-Beta model: prevalence and row
 .. math::
 
     \pi \sim \mathrm{Dirichlet}(\alpha),\qquad
-    \rho_a \sim \mathrm{Dirichlet}(\beta_a)\quad (a = 1, \dots, K)
+    \rho_a \sim \mathrm{Dirichlet}(\beta_{a\cdot})\quad (a = 1, \dots, K)
 
     \theta_{ap} = \pi_a\, \rho_{ap},\qquad
     C \sim \mathrm{Multinomial}(N, \theta)\ \text{over the } K^2 \text{ cells}
 
 ``π`` is the class prevalence, ``ρ_a`` the predicted-class probabilities of actual
 class ``a`` (its recall is ``ρ_aa``).  At K = 2 this is three_beta: the rows are
-(TPR, 1 − TPR) and (1 − TNR, TNR), Dirichlets of two categories are Betas.
+(TPR, 1 − TPR) and (1 − TNR, TNR), Dirichlets of two categories are Betas.  The row
+priors :math:`\beta` form a K×K matrix (row ``a`` for actual class ``a``); a single
+Dirichlet of K concentrations is the same for every row.
 """
 
 from __future__ import annotations
@@ -110,8 +112,11 @@ def multiclass_rows(cm: Any, *, priors: Mapping[str, Any] | None = None,
     priors
         ``"prevalence"``: a Dirichlet of K concentrations (class order); ``"rows"``:
         a Dirichlet of K concentrations (predicted-class order) for every actual
-        class's row.  Each for all classifiers or as ``{classifier: prior}``.
-        Defaults: flat Dirichlet(1, ..., 1).
+        class's row, or a K×K matrix Dirichlet whose row ``a`` is actual class
+        ``a``'s (a nested sequence or array in the data's class order, or a
+        DataFrame or :meth:`~bayescm.priors.Dirichlet.diagonal` matched by label).
+        Each for all classifiers or as ``{classifier: prior}``.  Defaults: flat
+        Dirichlet(1, ..., 1).
     prevalence
         K class prevalences summing to 1 fix the class balance of a designed test
         set; then only the rows are inferred.
@@ -127,7 +132,7 @@ def multiclass_rows(cm: Any, *, priors: Mapping[str, Any] | None = None,
     Notes
     -----
     Conjugate: :math:`\pi \mid C \sim \mathrm{Dirichlet}(\alpha + r)` with row sums
-    :math:`r`, :math:`\rho_a \mid C \sim \mathrm{Dirichlet}(\beta_a + C_{a\cdot})`,
+    :math:`r`, :math:`\rho_a \mid C \sim \mathrm{Dirichlet}(\beta_{a\cdot} + C_{a\cdot})`,
     independently; so each class's recall is
     :math:`\mathrm{Beta}(\beta_{aa} + C_{aa}, \sum_{p \ne a} \beta_{ap} + C_{ap})`.
 
@@ -138,6 +143,10 @@ def multiclass_rows(cm: Any, *, priors: Mapping[str, Any] | None = None,
     ...                                    labels=["cat", "dog", "bird"])
     >>> [v.name for v in bcm.models.multiclass_rows(mc).free_RVs]
     ['prevalence', 'rows']
+    >>> diag = bcm.priors.Dirichlet.diagonal(["cat", "dog", "bird"], correct=8, wrong=1)
+    >>> m = bcm.models.multiclass_rows(mc, priors={"rows": diag})
+    >>> m["rows_alpha"].get_value()[0].tolist()
+    [[8.0, 1.0, 1.0], [1.0, 8.0, 1.0], [1.0, 1.0, 8.0]]
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
 
@@ -157,14 +166,18 @@ def multiclass_rows(cm: Any, *, priors: Mapping[str, Any] | None = None,
     return attach(model, spec)
 
 
+def row_concentrations(per: Sequence[Dirichlet], k: int) -> np.ndarray:
+    """``(classifiers, K, K)`` row concentrations: a 1-d prior repeated for every row."""
+    return np.stack([np.broadcast_to(np.asarray(p.alpha, dtype=float), (k, k)) for p in per])
+
+
 def _dirichlet(name: str, per: Sequence[Dirichlet], dims: tuple[str, ...], rows: int | None):
     """A Dirichlet whose concentrations are ``{name}_alpha`` (Haldane-type: a potential)."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    alpha = np.array([p.alpha for p in per], dtype=float)
-    if rows is not None:
-        alpha = np.repeat(alpha[:, None, :], rows, axis=1)
+    alpha = (np.array([p.alpha for p in per], dtype=float) if rows is None
+             else row_concentrations(per, rows))
     a = pm.Data(f"{name}_alpha", alpha, dims=dims)
     if all(p.proper for p in per):
         return pm.Dirichlet(name, a=a, dims=dims)
@@ -189,16 +202,19 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None,
         if priors and "prevalence" in priors:
             raise PriorError("A fixed prevalence takes no prior: drop priors['prevalence'].")
     base = {"prevalence": flat_dirichlet(k), "rows": flat_dirichlet(k)}
-    resolved = resolve_priors("multiclass_rows", priors, cm.classifiers, base=base)
     labels = [str(x) for x in cm.labels]
+    resolved = resolve_priors("multiclass_rows", priors, cm.classifiers, base=base,
+                              matrices={"rows": labels})
     if fixed is None:
         check_proper("prevalence", resolved["prevalence"], cm.counts.sum(axis=2),
                      cm.classifiers, labels)
     else:
         del resolved["prevalence"]
+    beta = row_concentrations(resolved["rows"], k)
     for a, label in enumerate(labels):
-        check_proper(f"rows[{label}]", resolved["rows"], cm.counts[:, a, :], cm.classifiers,
-                     labels)
+        # each row's own concentrations with that row's counts
+        check_proper(f"rows[{label}]", [Dirichlet(b) for b in beta[:, a]], cm.counts[:, a, :],
+                     cm.classifiers, labels)
     return ModelSpec("multiclass_rows", cm, resolved, options={"prevalence": fixed})
 
 
@@ -277,8 +293,7 @@ class MulticlassRows(MulticlassFamily):
         cm, fixed, k = spec.data, self._fixed(spec), spec.data.n_classes
         alpha = (None if fixed is not None else
                  np.array([p.alpha for p in spec.priors["prevalence"]], dtype=float))
-        beta = np.repeat(np.array([p.alpha for p in spec.priors["rows"]], float)[:, None],
-                         k, axis=1)
+        beta = row_concentrations(spec.priors["rows"], k)
         conj = _posterior(cm.counts, alpha, beta,
                           None if fixed is None else np.tile(np.asarray(fixed), (len(cm), 1)))
         coords = model_coords(cm)
