@@ -387,7 +387,9 @@ PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exa
           "bayescm.deprecation", "bayescm.analysis", "bayescm.analysis.compare",
           "bayescm.analysis.leaderboard", "bayescm.analysis.sample_size",
           "bayescm.analysis.uncertainty", "bayescm.analysis.prevalence",
-          "bayescm.analysis.posterior"]
+          "bayescm.analysis.posterior", "bayescm.analysis.prevalence_multiclass",
+          "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
+          "bayescm.analysis.sample_size_plan"]
 
 
 @pytest.mark.parametrize("name", PUBLIC)

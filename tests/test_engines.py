@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import engines
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-JAGS_TESTS = ["tests/test_hui_walter.py", "tests/test_wheel.py"]
+JAGS_TESTS = ["tests/test_hui_walter.py", "tests/test_multiclass_jags.py", "tests/test_wheel.py"]
 
 
 def path_without(command: str, tmp: pathlib.Path) -> str:

@@ -48,7 +48,8 @@ def wheel_env(tmp_path_factory):
 
 def test_the_wheel_ships_the_jags_twins_and_data(wheel_env):
     names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
-    assert "bayescm/models/hui_walter.jags" in names
+    for twin in ("hui_walter", "multiclass_rows", "multiclass_cells"):
+        assert f"bayescm/models/{twin}.jags" in names
     assert "bayescm/_datasets/totsch_literature.csv" in names
 
 

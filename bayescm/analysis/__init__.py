@@ -6,8 +6,9 @@ Every function takes an InferenceData from :func:`bayescm.fit` or a
 tidy pandas or xarray results.
 """
 
-from bayescm.analysis.compare import Comparison, compare, compare_paired, paired_counts
+from bayescm.analysis.compare import Comparison, compare
 from bayescm.analysis.leaderboard import Leaderboard, leaderboard, leaderboard_from_accuracy
+from bayescm.analysis.paired import compare_paired, paired_counts, paired_table
 from bayescm.analysis.prevalence import at_prevalence
 from bayescm.analysis.sample_size import SampleSizePlan, beta_hdi, sample_size, sample_size_rule
 from bayescm.analysis.uncertainty import deception, metric_uncertainty
@@ -25,6 +26,7 @@ __all__ = [
     "leaderboard_from_accuracy",
     "metric_uncertainty",
     "paired_counts",
+    "paired_table",
     "sample_size",
     "sample_size_rule",
 ]

@@ -12,6 +12,9 @@ replacing the prevalence by the deployment value :math:`\phi'`
 gives the posterior of every prevalence-dependent metric (ppv, npv, acc, f1, mcc,
 ...) at :math:`\phi'`.  :math:`\phi'` may be a number, or uncertain: a Beta
 distribution or an array of draws, one per posterior draw.
+
+K-class data (a multiclass fit or a MulticlassConfusionMatrix) take a deployment
+class-prevalence *vector* instead: :mod:`bayescm.analysis.prevalence_multiclass`.
 """
 
 from __future__ import annotations
@@ -25,43 +28,69 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import metric_draws
+from bayescm.analysis.prevalence_multiclass import multiclass_at_prevalence
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.priors import Beta
+from bayescm.stats import SAMPLE_DIMS
 
 __all__ = ["at_prevalence"]
-from bayescm.stats import SAMPLE_DIMS
 
 if TYPE_CHECKING:
     import arviz as az
 
 
 def at_prevalence(
-    data: az.InferenceData | ConfusionMatrix,
+    data: az.InferenceData | ConfusionMatrix | MulticlassConfusionMatrix,
     prevalence: Any,
     *,
     metrics: Sequence[str] | None = None,
     random_seed: int | None = None,
 ) -> az.InferenceData:
-    """Re-evaluate metrics at a deployment prevalence, keeping the TPR/TNR posterior.
+    r"""Re-evaluate metrics at a deployment prevalence, keeping what the classifier does.
+
+    Binary data keep the TPR/TNR posterior and replace the prevalence.  K-class data
+    (their ``theta`` on dims ``actual`` × ``predicted``) keep each actual class's row
+    of predicted-class probabilities :math:`\rho_{kj} = \theta_{kj} / \sum_j
+    \theta_{kj}` and use :math:`\theta'_{kj} = \pi'_k \rho_{kj}` for the deployment
+    class prevalence :math:`\pi'`; every multiclass metric follows (per-class recall
+    is unchanged, precision, accuracy :math:`\sum_k \pi'_k \rho_{kk}`, kappa, F-scores
+    and the averages change).
 
     Parameters
     ----------
     data
-        InferenceData from :func:`bayescm.fit` (its posterior needs ``tpr`` and
-        ``tnr``), or a ConfusionMatrix (three-Beta posterior, Beta(1, 1) priors).
+        InferenceData from :func:`bayescm.fit` (binary: its posterior needs ``tpr``
+        and ``tnr``; K-class: ``theta``, from either multiclass family), a
+        ConfusionMatrix (three-Beta posterior, Beta(1, 1) priors) or a
+        MulticlassConfusionMatrix (rows posterior :math:`\rho_k \sim
+        \mathrm{Dirichlet}(1 + C_{k\cdot})`, 4000 draws in one chain).
     prevalence
-        A number in (0, 1); a :class:`bayescm.priors.Beta` or frozen
+        Binary: a number in (0, 1); a :class:`bayescm.priors.Beta` or frozen
         ``scipy.stats.beta`` for an uncertain prevalence (one draw per posterior
         draw); or an array of draws with shape (chain, draw).
+        K-class: K positive shares summing to 1 (class order) or a mapping
+        label -> share; a :class:`bayescm.priors.Dirichlet` (or ``"dirichlet:a1,..."``,
+        a pymc_extras ``Prior("Dirichlet", a=...)``, a frozen ``scipy.stats.dirichlet``)
+        for an uncertain prevalence, one draw per posterior draw; or an array of
+        draws with shape (chain, draw, K).
     metrics
-        Metric keys to compute (default: all).
+        Metric keys to compute (default: all of the data's registry).
 
     Returns
     -------
     arviz.InferenceData
-        A ``posterior`` group with ``prevalence`` (the deployment value),
-        ``tpr``, ``tnr``, ``theta`` and every metric at that prevalence; it works
-        with :func:`bayescm.summary` and ArviZ plots.
+        A ``posterior`` group with ``prevalence`` (the deployment value; dim
+        ``actual`` for K classes), ``tpr``, ``tnr`` (binary) or ``rows`` (K-class),
+        ``theta`` and every metric at that prevalence; it works with
+        :func:`bayescm.summary` and ArviZ plots.
+
+    Raises
+    ------
+    ValueError
+        For a prevalence outside (0, 1), shares that are not K positive numbers
+        summing to 1, a mapping missing or inventing classes, or draws of the wrong
+        shape.
 
     Examples
     --------
@@ -70,7 +99,20 @@ def at_prevalence(
     >>> rare = bcm.analysis.at_prevalence(cm, 0.01, metrics=["ppv"], random_seed=1)
     >>> float(rare.posterior["ppv"].mean()) < 0.1
     True
+
+    Three classes, a rare one at deployment: its precision drops, its recall stays.
+
+    >>> mc = bcm.MulticlassConfusionMatrix([[50, 3, 2], [4, 40, 6], [1, 2, 30]],
+    ...                                    labels=["cat", "dog", "bird"])
+    >>> out = bcm.analysis.at_prevalence(mc, {"cat": 0.6, "dog": 0.38, "bird": 0.02},
+    ...                                  metrics=["ppv", "tpr"], random_seed=1)
+    >>> post = out.posterior.sel(classifier="cm", **{"class": "bird"})
+    >>> round(float(post["ppv"].mean()), 2), round(float(post["tpr"].mean()), 2)
+    (0.19, 0.86)
     """
+    if registry.registry_for(data).multiclass:
+        return multiclass_at_prevalence(data, prevalence, metrics=metrics,
+                                        random_seed=random_seed)
     rng = np.random.default_rng(random_seed)
     tpr = metric_draws(data, "tpr", random_seed=random_seed)
     tnr = metric_draws(data, "tnr", random_seed=None if random_seed is None

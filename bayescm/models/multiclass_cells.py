@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
+from bayescm.models._jags_multiclass import CELLS_TWIN
 from bayescm.models._spec import check_proper, counts_data, data_value
 from bayescm.models.family import (
     ClosedForm,
@@ -119,6 +120,7 @@ class MulticlassCells(MulticlassFamily):
     name = "multiclass_cells"
     #: A flat Dirichlet of length K²; shown here for K = 2 (the builder uses K).
     default_priors: ClassVar[dict[str, Any]] = {"theta": flat_dirichlet(4)}
+    jags = CELLS_TWIN
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["theta"]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
+from bayescm.models._jags_multiclass import ROWS_TWIN
 from bayescm.models._spec import check_proper, conjugate_kernel, counts_data, data_value
 from bayescm.models.family import (
     ClosedForm,
@@ -253,6 +254,7 @@ class MulticlassRows(MulticlassFamily):
     #: Flat Dirichlets of length K; shown here for K = 2 (the builder uses K).
     default_priors: ClassVar[dict[str, Any]] = {"prevalence": flat_dirichlet(2),
                                                 "rows": flat_dirichlet(2)}
+    jags = ROWS_TWIN
 
     @staticmethod
     def _fixed(spec: ModelSpec) -> list[float] | None:
