@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "plots": "bayescm.plots",
     "priors": "bayescm.priors",
     "stats": "bayescm.stats",
+    "summary_exact": "bayescm.summary_stream",
 }
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "save",
     "stats",
     "summary",
+    "summary_exact",
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from bayescm.multiclass import MulticlassConfusionMatrix
     from bayescm.persist import load, rebuild, save
     from bayescm.ppc import posterior_predictive_check
+    from bayescm.summary_stream import summary_exact
 
 
 def __getattr__(name: str) -> Any:

@@ -86,7 +86,11 @@ def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,
     True
     """
     p = check_hdi_prob(hdi_prob)
-    x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
+    x = np.asarray(values)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(float)
+    # float32 draws (bayescm's metric draws) stay float32, as in arviz.hdi: no copy
+    x = np.moveaxis(x, axis, -1)
     if not presorted:
         x = np.sort(x, axis=-1)
     n = x.shape[-1]
@@ -97,7 +101,8 @@ def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,
     idx = np.argmin(np.where(np.isnan(widths), np.inf, widths), axis=-1)[..., None]
     lower = np.take_along_axis(x, idx, -1)[..., 0]
     upper = np.take_along_axis(x, idx + inc, -1)[..., 0]
-    bad = np.isnan(x).any(axis=-1)
+    lower, upper = lower.astype(float), upper.astype(float)
+    bad = np.isnan(x[..., -1])  # sorted: NaN last
     if bad.any():
         lower = np.where(bad, np.nan, lower)
         upper = np.where(bad, np.nan, upper)

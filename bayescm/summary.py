@@ -2,14 +2,27 @@
 
 The HDI is :func:`bayescm.stats.hdi` (ArviZ's estimator: the narrowest window
 holding ``floor(hdi_prob * n)`` sorted draws), vectorised over classifiers and
-metrics, so a batch of 1,000 classifiers is summarised in one pass.
+metrics, so a batch of 1,000 classifiers is summarised in one pass.  The table's
+statistics are computed by :func:`table` alone; :func:`bayescm.summary_exact`
+streams chunks of classifiers through it.
+
+Index convention
+----------------
+The unit dims of the requested metrics, then ``metric``: ``(classifier, metric)``
+for binary models (``(population, classifier, metric)`` for latent-class ones, a
+population's parameter shared by its classifiers).  Multiclass fits give
+``(classifier, metric)`` when only overall and averaged metrics are requested and
+``(classifier, class, metric)`` as soon as a per-class metric is: the rows of
+metrics without a class (``acc``, ``f1_macro``, ...) then carry class ``""`` and
+come first for each classifier, followed by each class (in label order) with its
+per-class metrics; an overall metric is never repeated across classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -17,14 +30,18 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.stats import SAMPLE_DIMS, hdi
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["COLUMNS", "hdi", "select_classifiers", "summary"]
+__all__ = ["CLASS_DIM", "COLUMNS", "hdi", "metric_arrays", "registry_of", "select_classifiers",
+           "stats_columns", "summary", "table"]
 
 COLUMNS = ["plug_in", "mean", "sd", "median", "hdi_lower", "hdi_upper", "hdi_width"]
+CLASS_DIM = "class"
+"""The dim of per-class multiclass metrics; never broadcast over (label ``""``)."""
+_TABLE_DIMS = ("actual", "predicted")
 
 
 def select_classifiers(obj: xr.Dataset | xr.DataArray, classifiers: str | Sequence[str] | None
@@ -59,9 +76,12 @@ def summary(
     Parameters
     ----------
     idata
-        Result of :func:`bayescm.fit`.
+        Result of :func:`bayescm.fit` (binary, latent-class or multiclass models).
     metrics
-        Metric keys (or aliases); default every metric present in the group.
+        Metric keys (or aliases), resolved by the registry that fits the data
+        (:func:`bayescm.metrics.registry_for`: for a multiclass fit ``"recall"`` is
+        ``tpr`` per class and ``"f1_micro"`` is ``acc``); default every metric present
+        in the group.
     classifiers
         Subset of classifiers; default all.
     hdi_prob
@@ -71,14 +91,17 @@ def summary(
         ``"predictions"`` (what repeated experiments would observe: draws where a
         metric is undefined or infinite, e.g. ppv with no predicted positives or
         log_dor with tp * tn = 0, are dropped and their share is reported in column
-        ``undefined``), or ``"prior"``.
+        ``undefined``), or ``"prior"`` (when it holds metrics).
 
     Returns
     -------
     pandas.DataFrame
         Index ``(classifier, metric)`` (``(population, classifier, metric)`` for
-        latent-class models); columns ``plug_in, mean, sd, median, hdi_lower,
-        hdi_upper, hdi_width``.  Without labels there is no plug-in value (NaN).
+        latent-class models; ``(classifier, class, metric)`` for a multiclass fit
+        when a per-class metric is requested, class ``""`` for the metrics without
+        one: see the module notes); columns ``plug_in, mean, sd, median, hdi_lower,
+        hdi_upper, hdi_width``.  ``plug_in`` is the metric of the observed table (NaN
+        where undefined, and without labels).
 
     Examples
     --------
@@ -88,78 +111,207 @@ def summary(
     >>> table = bcm.summary(idata, metrics=["tpr", "tnr"])
     >>> table.loc[("cm", "tnr"), "plug_in"]
     np.float64(0.75)
+
+    A multiclass fit: per-class rows under their class, the others under ``""``.
+
+    >>> mc = bcm.MulticlassConfusionMatrix([[5, 1, 0], [2, 7, 1], [0, 3, 9]],
+    ...                                    labels=["cat", "dog", "bird"])
+    >>> fit = bcm.fit(bcm.models.multiclass_cells(mc), sampler="exact", random_seed=1)
+    >>> t = bcm.summary(fit, metrics=["recall", "f1_macro", "f1_micro"])
+    >>> list(t.index.names), len(t)
+    (['classifier', 'class', 'metric'], 5)
+    >>> t.loc[("cm", "", "acc"), "plug_in"], round(t.loc[("cm", "dog", "tpr"), "plug_in"], 2)
+    (np.float64(0.75), np.float64(0.7))
     """
+    hdi_prob = check_hdi_prob(hdi_prob)
     ds: xr.Dataset = idata_mod.group(idata, group)
-    if metrics is None:
-        keys = [k for k in registry.names() if k in ds]
-    else:
-        keys = [m.key for m in registry.resolve(metrics)]
-        absent = [k for k in keys if k not in ds]
-        if absent:
-            raise KeyError(
-                f"Metric(s) {absent} are not in group {group!r}; refit with "
-                f"bcm.fit(..., metrics=None) to compute every metric."
-            )
-    if not keys:
-        raise KeyError(f"Group {group!r} holds no metrics.")
-    # parameters may have fewer dims than metrics (a population's prevalence is shared
-    # by its classifiers): broadcast everything to the fullest set of unit dims
-    widest = max(keys, key=lambda k: ds[k].ndim)
-    unit_dims = [d for d in ds[widest].dims if d not in SAMPLE_DIMS]
-    if "classifier" not in unit_dims:
-        raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
-    ds = select_classifiers(ds, classifiers)
-    units = pd.MultiIndex.from_product([[str(v) for v in ds[d].values] for d in unit_dims],
-                                       names=unit_dims)
-    plug = None
     obs = (idata_mod.group(idata, "observed_data").get("counts")
            if idata_mod.has_group(idata, "observed_data") else None)
-    if obs is not None and "cell" in obs.dims and "classifier" in obs.dims:  # labelled data
-        plug = registry.compute(obs.sel(classifier=ds["classifier"].values), keys)
-
-    def one(key: str) -> dict[str, np.ndarray]:
-        da = ds[key].broadcast_like(ds[widest]).transpose(*unit_dims, *SAMPLE_DIMS)
-        flat = da.values.reshape(len(units), -1)
-        cols = _stats(flat, hdi_prob)
-        cols["undefined"] = (~np.isfinite(flat)).sum(axis=-1) / flat.shape[-1]
-        cols["plug_in"] = (plug[key].transpose(*unit_dims).values.ravel() if plug is not None
-                           else np.full(len(units), np.nan))
-        return cols
-
-    # sorting releases the GIL: metrics are summarised two at a time
-    with ThreadPoolExecutor(2) as pool:
-        results = dict(zip(keys, pool.map(one, keys), strict=True))
-    frames = []
-    for key in keys:
-        frame = pd.DataFrame(results[key], index=units)
-        frame["metric"] = key
-        frames.append(frame.set_index("metric", append=True))
-    ordered = COLUMNS + (["undefined"] if group != "posterior" else [])
-    out = pd.concat(frames)[ordered]
-    order = pd.MultiIndex.from_tuples([(*u, k) if isinstance(u, tuple) else (u, k)
-                                       for u in units for k in keys],
-                                      names=[*unit_dims, "metric"])
-    out = out.reindex(order)
-    out.attrs["hdi_prob"] = hdi_prob
+    reg = registry_of(idata, group)
+    ds = select_classifiers(ds, classifiers)
+    arrays = metric_arrays(ds, reg, metrics, group)
+    plug = None
+    if obs is not None and "classifier" in obs.dims and (
+            "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
+        plug = reg.compute(obs.sel(classifier=ds["classifier"].values), list(arrays))
+    out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior")
     out.attrs["group"] = group
     return out
 
 
-def _stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
-    if np.isfinite(flat).all():
-        # one sort serves the median and the HDI
-        x = np.sort(flat, axis=-1)
-        n = x.shape[-1]
-        lower, upper = hdi(x, hdi_prob, presorted=True)
-        return {"mean": flat.mean(-1), "sd": flat.std(-1, ddof=1),
-                "median": 0.5 * (x[:, (n - 1) // 2] + x[:, n // 2]),
-                "hdi_lower": lower, "hdi_upper": upper, "hdi_width": upper - lower}
+def registry_of(data: Any, group: str = "posterior") -> registry.Registry:
+    """The metric registry for a confusion matrix, or for a group of a fit (decided by
+    its tables, else by the observed counts)."""
+    if not idata_mod.is_inference_data(data):
+        return registry.registry_for(data)
+    for name in (group, "observed_data"):
+        if idata_mod.has_group(data, name):
+            ds = idata_mod.group(data, name)
+            if "theta" in ds or "counts" in ds:
+                return registry.registry_for(ds)
+    return registry.BINARY
+
+
+def _table_of(ds: xr.Dataset) -> xr.DataArray | None:
+    """The group's tables the metrics come from: ``theta``, else replicated ``counts``."""
+    for name in ("theta", "counts"):
+        if name in ds:
+            return ds[name]
+    return None
+
+
+def _is_metric(da: xr.DataArray, per_class: bool) -> bool:
+    """Whether a variable has the dims of a metric: a class dim iff it is per class, and
+    no table dims (multiclass_rows' parameter ``prevalence`` on ``actual`` is not the
+    per-class metric of that name)."""
+    dims = set(da.dims)
+    return (CLASS_DIM in dims) == per_class and not dims & set(_TABLE_DIMS)
+
+
+def metric_arrays(ds: xr.Dataset, reg: registry.Registry, metrics: str | Sequence[str] | None,
+                  group: str) -> dict[str, xr.DataArray]:
+    """The draws of the requested metrics in a group, by canonical key.
+
+    A multiclass variable that carries a metric's name without its dims (a
+    parameter) is replaced by the metric computed from the group's tables.
+    """
+    wanted = None if metrics is None else [m.key for m in reg.resolve(metrics)]
+    keys = [k for k in reg.names() if k in ds] if wanted is None else wanted
+    absent = [k for k in keys if k not in ds]
+    if absent:
+        raise KeyError(f"Metric(s) {absent} are not in group {group!r}; refit with "
+                       f"bcm.fit(..., metrics=None) to compute every metric.")
+    out = {k: ds[k] for k in keys}
+    if reg.multiclass:
+        clash = [k for k in keys if not _is_metric(ds[k], reg.per_class(k))]
+        source = _table_of(ds)
+        if clash and source is not None:
+            out.update(reg.compute(source, clash, dtype=np.float32))
+        elif clash:
+            for k in clash:
+                del out[k]
+    if not out:
+        raise KeyError(f"Group {group!r} holds no metrics"
+                       + ("; compute them from its theta with bcm.metrics.compute."
+                          if "theta" in ds else "."))
+    return out
+
+
+def table(arrays: Mapping[str, xr.DataArray], *, hdi_prob: float = 0.95,
+          plug: xr.Dataset | None = None, undefined: bool = False) -> pd.DataFrame:
+    """The summary table of metric draws (dims: units and ``chain, draw``).
+
+    The one implementation of the table's statistics and index (see the module
+    notes); :func:`summary` and :func:`bayescm.summary_exact` call it.  Units other
+    than ``class`` are broadcast to the widest metric's; ``plug`` holds the plug-in
+    values by key (NaN without it); ``undefined`` adds the share of draws where a
+    metric is undefined or infinite.
+    """
+    keys = list(arrays)
+    widest = max(keys, key=lambda k: len(set(arrays[k].dims) - {CLASS_DIM}))
+    template = arrays[widest]
+    if CLASS_DIM in template.dims:
+        template = template.isel({CLASS_DIM: 0}, drop=True)
+    base = [d for d in template.dims if d not in SAMPLE_DIMS]
+    units = template.isel({d: 0 for d in SAMPLE_DIMS if d in template.dims}, drop=True)
+    if "classifier" not in base:
+        raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
+    overall = [k for k in keys if CLASS_DIM not in arrays[k].dims]
+    by_class = [k for k in keys if CLASS_DIM in arrays[k].dims]
+    classes = ([str(c) for c in arrays[by_class[0]][CLASS_DIM].values] if by_class else [])
+    n_base = int(np.prod([template.sizes[d] for d in base]))
+    k = len(classes)
+    per_unit = len(overall) + k * len(by_class)  # rows of one base unit
+
+    def rows_of(key: str) -> np.ndarray:
+        """Row positions of a key's values (base units first, then class)."""
+        units = np.arange(n_base)[:, None] * per_unit
+        if key in overall:
+            return (units + overall.index(key)).ravel()
+        return (units + len(overall) + np.arange(k)[None, :] * len(by_class)
+                + by_class.index(key)).ravel()
+
+    def one(key: str) -> dict[str, np.ndarray]:
+        extra = [CLASS_DIM] if key in by_class else []
+        da = arrays[key]
+        if set(da.dims) - {CLASS_DIM} != set(template.dims):  # a shared parameter
+            da = da.broadcast_like(template)
+        da = da.transpose(*base, *extra, *SAMPLE_DIMS)
+        flat = da.values.reshape(-1, da.sizes["chain"] * da.sizes["draw"])
+        cols = stats_columns(flat, hdi_prob)
+        if plug is not None:
+            value = plug[key]
+            if set(value.dims) - {CLASS_DIM} != set(base):
+                value = value.broadcast_like(units)
+            cols["plug_in"] = value.transpose(*base, *extra).values.ravel()
+        return cols
+
+    columns = COLUMNS + (["undefined"] if undefined else [])
+    data = {c: np.full(n_base * per_unit, np.nan) for c in columns}
+    # sorting releases the GIL: metrics are summarised two at a time
+    with ThreadPoolExecutor(2) as pool:
+        for key, cols in zip(keys, pool.map(one, keys), strict=True):
+            at = rows_of(key)
+            for c in columns:
+                if c in cols:
+                    data[c][at] = cols[c]
+    levels = _unit_levels(template, base, per_unit)
+    names = list(base)
+    within_class = ([""] * len(overall) + [c for c in classes for _ in by_class])
+    within_key = overall + by_class * k
+    if by_class:
+        levels.append(np.tile(within_class, n_base))
+        names.append(CLASS_DIM)
+    levels.append(np.tile(within_key, n_base))
+    names.append("metric")
+    out = pd.DataFrame(data, index=pd.MultiIndex.from_arrays(levels, names=names))
+    out.attrs["hdi_prob"] = hdi_prob
+    return out
+
+
+def _unit_levels(template: xr.DataArray, base: Sequence[str], per_unit: int) -> list[Any]:
+    """Index levels of the base units, each repeated over the rows of a unit."""
+    grid = np.meshgrid(*[np.array([str(v) for v in template[d].values], dtype=object)
+                         for d in base], indexing="ij")
+    return [np.repeat(g.ravel(), per_unit) for g in grid]
+
+
+def stats_columns(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
+    """Mean, sd, median, HDI and the undefined share of each row of draws.
+
+    The HDI and the median are those of the finite draws (NaN with fewer than two);
+    ``undefined`` is the share of the others.
+    """
+    # contiguous rows: NumPy's pairwise sums then give a row the same mean whatever
+    # the other rows (a strided view would sum in another order)
+    flat = np.ascontiguousarray(flat)
+    finite = np.isfinite(flat)
+    if finite.all():
+        out = _finite_stats(flat, hdi_prob)
+        out["undefined"] = np.zeros(flat.shape[0])
+        return out
     out = {k: np.full(flat.shape[0], np.nan) for k in COLUMNS[1:]}
-    for i, row in enumerate(flat):
-        row = row[np.isfinite(row)]
+    good = finite.all(axis=-1)
+    if good.any():
+        for c, v in _finite_stats(flat[good], hdi_prob).items():
+            out[c][good] = v
+    for i in np.flatnonzero(~good):
+        row = flat[i][finite[i]]
         if row.size < 2:
             continue
-        lo, hi = hdi(row[None, :], hdi_prob)
-        out["mean"][i], out["sd"][i], out["median"][i] = row.mean(), row.std(ddof=1), np.median(row)
-        out["hdi_lower"][i], out["hdi_upper"][i], out["hdi_width"][i] = lo[0], hi[0], hi[0] - lo[0]
+        for c, v in _finite_stats(row[None, :], hdi_prob).items():
+            out[c][i] = v[0]
+    out["undefined"] = 1 - finite.mean(axis=-1)
     return out
+
+
+def _finite_stats(flat: np.ndarray, hdi_prob: float) -> dict[str, np.ndarray]:
+    n = flat.shape[-1]
+    mid = ((n - 1) // 2, n // 2)
+    # one sort serves the median and the HDI (float32 draws sort in float32: faster)
+    x = np.sort(flat, axis=-1)
+    lower, upper = hdi(x, hdi_prob, presorted=True)
+    # in the draws' own precision: a row's result does not depend on the other rows
+    return {"mean": flat.mean(-1).astype(float), "sd": flat.std(-1, ddof=1).astype(float),
+            "median": 0.5 * (x[:, mid[0]].astype(np.float64) + x[:, mid[1]]),
+            "hdi_lower": lower, "hdi_upper": upper, "hdi_width": upper - lower}

@@ -103,6 +103,8 @@ def metric_draws(
     chain (the total).  The metric is a key or alias of the registry that answers for
     the data (multiclass per-class metrics keep dim ``class``).
     """
+    from bayescm.summary import metric_arrays, registry_of
+
     if isinstance(data, CountData):
         reg = registry.registry_for(data)
         key = reg.key(metric)
@@ -113,14 +115,15 @@ def metric_draws(
             "Expected an arviz.InferenceData from bayescm.fit, a bayescm.ConfusionMatrix or "
             f"a bayescm.MulticlassConfusionMatrix, got {type(data).__name__}."
         )
-    key = registry.registry_for(data).key(metric)
     ds = idata_mod.group(data, group)
+    reg = registry_of(data, group)
+    key = reg.key(metric)
     if key not in ds:
         raise KeyError(
             f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "
             "to compute every metric."
         )
-    return ds[key]
+    return metric_arrays(ds, reg, [key], group)[key]
 
 
 def units_of(da: xr.DataArray) -> list[str]:

@@ -12,6 +12,11 @@ much better than guessing a classifier is; the posterior probabilities
 
 split its posterior at a region of practical equivalence :math:`[-\rho, \rho]`
 around 0 (Tötsch & Hoffmann's eqs. 13–14 are the case :math:`\rho = 0`).
+
+For K classes the same question is asked of multiclass informedness (Powers 2011:
+the bias-weighted mean of the one-vs-rest informedness, 0 for a classifier whose
+prediction is independent of the class) or of Cohen's kappa: "worse than chance" is
+the posterior probability that it is below :math:`-\rho`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from scipy import integrate, stats
 
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.data import ConfusionMatrix
+from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import hdi
+from bayescm.summary import registry_of
 
 if TYPE_CHECKING:
     import arviz as az
@@ -33,7 +40,7 @@ __all__ = ["deception", "metric_uncertainty"]
 
 
 def metric_uncertainty(
-    data: az.InferenceData | ConfusionMatrix,
+    data: az.InferenceData | ConfusionMatrix | MulticlassConfusionMatrix,
     metric: str,
     hdi_prob: float = 0.95,
     *,
@@ -47,9 +54,12 @@ def metric_uncertainty(
     ----------
     data
         InferenceData from :func:`bayescm.fit`, or a ConfusionMatrix (three-Beta
-        posterior with Beta(1, 1) priors, drawn exactly).
+        posterior with Beta(1, 1) priors, drawn exactly), or a
+        MulticlassConfusionMatrix (class prevalence and rows with flat Dirichlet
+        priors, drawn exactly).
     metric
-        A registry key or alias.
+        A key or alias of the registry that fits the data (for K classes: per-class
+        ``"recall"``, averaged ``"f1_macro"``, overall ``"kappa"``, ...).
     hdi_prob
         Mass of the interval (0.95 gives MU).
     group
@@ -62,7 +72,8 @@ def metric_uncertainty(
     Returns
     -------
     pandas.DataFrame
-        One row per classifier (and population): ``hdi_lower``, ``hdi_upper``, ``mu``
+        One row per classifier (and population, or class for a per-class
+        multiclass metric): ``hdi_lower``, ``hdi_upper``, ``mu``
         and ``undefined``, the share of draws where the metric is undefined or
         infinite (ppv of a predictive table without predicted positives, ...): the
         HDI is that of the other draws (NaN when fewer than two are left).
@@ -74,6 +85,10 @@ def metric_uncertainty(
     ...                                      "tnr", random_seed=1)
     >>> 0.50 < float(mu.loc["cm", "mu"]) < 0.53   # exact: 0.513 for Beta(7, 3)
     True
+    >>> mc = bcm.MulticlassConfusionMatrix([[5, 1, 0], [2, 7, 1], [0, 3, 9]],
+    ...                                    labels=["cat", "dog", "bird"])
+    >>> list(bcm.analysis.metric_uncertainty(mc, "recall", random_seed=1).index)
+    [('cm', 'cat'), ('cm', 'dog'), ('cm', 'bird')]
     """
     da = metric_draws(data, metric, group=group, draws=draws, random_seed=random_seed)
     units = units_of(da)
@@ -95,32 +110,50 @@ def metric_uncertainty(
 
 
 def deception(
-    data: az.InferenceData | ConfusionMatrix,
+    data: az.InferenceData | ConfusionMatrix | MulticlassConfusionMatrix,
     rope: float = 0.0,
     *,
+    metric: str = "bm",
     group: str = "posterior",
+    draws: int = 20_000,
+    random_seed: int | None = None,
 ) -> pd.DataFrame:
-    r"""Probabilities of being informative, deceptive or practically uninformative.
+    r"""Probabilities of being informative, deceptive (worse than chance) or
+    practically uninformative.
 
     Parameters
     ----------
     data
-        InferenceData with the ``bm`` metric, or a ConfusionMatrix.  For a
-        ConfusionMatrix the probabilities are exact: with independent Beta
-        posteriors :math:`f` of TPR and :math:`G` the CDF of TNR,
+        InferenceData from :func:`bayescm.fit` (binary or multiclass) holding
+        ``metric``, a ConfusionMatrix or a MulticlassConfusionMatrix.  For a
+        ConfusionMatrix and ``metric="bm"`` the probabilities are exact: with
+        independent Beta posteriors :math:`f` of TPR and :math:`G` the CDF of TNR,
         :math:`\Pr(BM < -\rho) = \int_0^1 f(x)\,G(1 - \rho - x)\,dx`, by quadrature.
+        Otherwise they are shares of posterior draws (for a confusion matrix,
+        ``draws`` i.i.d. draws of the exact posterior, as in :func:`metric_uncertainty`).
     rope
         Half-width :math:`\rho \ge 0` of the region of practical equivalence
-        around BM = 0.
+        around 0.
+    metric
+        A metric that is 0 for a classifier no better than chance and negative
+        below it: ``"bm"`` (informedness; for K classes Powers' multiclass
+        informedness), ``"kappa"``, ``"mcc"``, ``"mk"``, or their per-class
+        one-vs-rest versions.
+    group
+        InferenceData group to read.
+    draws, random_seed
+        Draws of the exact posterior of a confusion matrix, where no closed form is
+        used (total, one chain), and their seed.
 
     Returns
     -------
     pandas.DataFrame
-        Per classifier: ``r_informative`` = P(BM > rope), ``r_deceptive`` =
-        P(BM < -rope), ``p_uninformative`` = P(|BM| <= rope) and ``undefined`` =
-        P(BM undefined); rows sum to 1.  BM is undefined in a predictive table
-        without actual positives or negatives (``group="posterior_predictive"``);
-        from a ConfusionMatrix or a posterior ``undefined`` is 0.
+        Per classifier (and class for a per-class metric): ``r_informative`` =
+        P(metric > rope), ``r_deceptive`` = P(metric < -rope), ``p_uninformative`` =
+        P(|metric| <= rope) and ``undefined`` = P(metric undefined); rows sum to 1.
+        BM is undefined in a predictive table without actual positives or negatives
+        (``group="posterior_predictive"``); from a confusion matrix or a posterior
+        ``undefined`` is 0.
 
     Examples
     --------
@@ -128,11 +161,24 @@ def deception(
     >>> cm = bcm.ConfusionMatrix(tp=28, fn=9, fp=4, tn=3, classifier="8")
     >>> round(float(bcm.analysis.deception(cm).loc["8", "r_deceptive"]), 3)
     0.143
+
+    Worse than chance, K = 3 (the classifier mostly swaps "dog" and "bird"):
+
+    >>> mc = bcm.MulticlassConfusionMatrix([[4, 3, 3], [3, 1, 7], [2, 8, 1]],
+    ...                                    labels=["cat", "dog", "bird"])
+    >>> r = bcm.analysis.deception(mc, rope=0.05, metric="kappa", random_seed=1)
+    >>> round(float(r.loc["cm", "r_deceptive"]), 2)
+    0.89
     """
     if not (isinstance(rope, int | float | np.integer | np.floating)
             and not isinstance(rope, bool) and np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a number >= 0, got {rope!r}.")
-    if isinstance(data, ConfusionMatrix):
+    found = registry_of(data, group).get(metric)
+    if found.bounds[0] >= 0:
+        raise ValueError(
+            f"deception needs a metric that is 0 at chance and negative below it (bm, kappa, "
+            f"mcc, mk), got {metric!r} with range {tuple(found.bounds)}.")
+    if isinstance(data, ConfusionMatrix) and found.key == "bm":
         rows = {}
         for name, (tp, fn, fp, tn) in zip(data.classifiers, data.counts, strict=True):
             tpr, tnr = stats.beta(1 + tp, 1 + fn), stats.beta(1 + tn, 1 + fp)
@@ -151,7 +197,7 @@ def deception(
             columns=["r_informative", "r_deceptive", "p_uninformative", "undefined"])
         out.index.name = "classifier"
         return out
-    da = metric_draws(data, "bm", group=group)
+    da = metric_draws(data, found.key, group=group, draws=draws, random_seed=random_seed)
     units = units_of(da)
     x = flat(da, units).reshape(-1, da.sizes["chain"] * da.sizes["draw"])
     index = da.isel(chain=0, draw=0, drop=True).to_series().index

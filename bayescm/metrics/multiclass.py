@@ -457,14 +457,15 @@ def compute_multiclass(
     labels = da[actual].values if actual in da.coords else np.arange(k)
     out = {}
     for m in chosen:
-        if m.per_class:
-            dims, shape = (*template.dims, class_dim), (*template.shape, k)
-            coords = {**template.coords, class_dim: labels}
-        else:
-            dims, shape, coords = template.dims, template.shape, template.coords
-        out[m.key] = xr.DataArray(values[m.key].reshape(shape), dims=dims, coords=coords,
-                                  attrs={"label": m.label, "formula": m.math, "kind": m.kind})
-    return xr.Dataset(out)
+        dims, shape = ((*template.dims, class_dim), (*template.shape, k)) if m.per_class \
+            else (template.dims, template.shape)
+        out[m.key] = (dims, values[m.key].reshape(shape),
+                      {"label": m.label, "formula": m.math, "kind": m.kind})
+    coords = dict(template.coords)
+    if any(m.per_class for m in chosen):
+        coords[class_dim] = labels
+    # one Dataset from (dims, values) tuples: no DataArray per metric to align
+    return xr.Dataset(out, coords=coords)
 
 
 _CHUNK = 2**15

@@ -1,0 +1,232 @@
+r"""``summary_exact``: the summary table of a conjugate posterior, streamed.
+
+``summary(fit(model, sampler="exact"))`` holds every draw of every metric at once:
+for K = 10 classes and 1,000 classifiers with 4,000 draws, ``theta`` alone is
+1000 × 4000 × 100 float64 values (3.2 GB) and the ~370 metric values per draw are 6 GB
+more.  A summary needs none of it after its row is computed, so
+:func:`summary_exact` draws the exact posterior for a chunk of classifiers, computes
+their metrics, summarises them with :func:`bayescm.summary.table` (the statistics of
+``summary``, not a copy) and discards the draws before the next chunk.
+
+Each classifier gets its own random stream (a child of ``numpy.random.SeedSequence
+(random_seed)``, spawned in classifier order), so the table does not depend on
+``chunk``; it equals ``summary(fit(model, sampler="exact"))`` in distribution (the
+draws themselves differ: ``fit`` draws all classifiers from one stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescm import draws as draws_mod
+from bayescm import metrics as registry
+from bayescm.data import ConfusionMatrix
+from bayescm.models.family import (
+    ClosedForm,
+    Conjugate,
+    Family,
+    family_of,
+    get_family,
+    is_unmodified,
+    spec_of,
+)
+from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
+from bayescm.summary import table
+
+__all__ = ["summary_exact"]
+
+CHUNK_BYTES = 256e6
+"""Working memory a chunk of classifiers may take (draws, metrics, temporaries)."""
+_DEFAULT_BUILDER = {ConfusionMatrix: "three_beta", MulticlassConfusionMatrix: "multiclass_rows"}
+"""The model a bare matrix gets: the posteriors the analysis functions draw for it."""
+
+
+def summary_exact(
+    data_or_model: Any,
+    *,
+    metrics: str | Sequence[str] | None = None,
+    draws: int = 1000,
+    chains: int = 4,
+    hdi_prob: float = 0.95,
+    random_seed: int | None = None,
+    chunk: int | None = None,
+) -> pd.DataFrame:
+    r"""Summary table of every metric's exact posterior, a chunk of classifiers at a time.
+
+    Parameters
+    ----------
+    data_or_model
+        A model from a conjugate builder (``three_beta``, ``dirichlet_multinomial``,
+        ``multiclass_rows``, ``multiclass_cells``, unmodified), or a matrix: a
+        ``ConfusionMatrix`` gets the three-Beta model and a
+        ``MulticlassConfusionMatrix`` the prevalence-and-rows model, both with
+        their default (flat) priors.
+    metrics
+        Metric keys or aliases (the registry that fits the data); default all.
+    draws, chains
+        Draws per chain and chains, as in :func:`bayescm.fit` (``chains × draws``
+        i.i.d. draws per classifier).
+    hdi_prob
+        Mass of the highest-density interval.
+    random_seed
+        Seed; classifier *i* draws from the *i*-th child of
+        ``numpy.random.SeedSequence(random_seed)``.
+    chunk
+        Classifiers per chunk; default as many as fit in about 256 MB.  The result
+        does not depend on it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table of :func:`bayescm.summary` for ``fit(model, sampler="exact")``:
+        same index (``(classifier, metric)``, or ``(classifier, class, metric)`` for
+        per-class multiclass metrics), columns and plug-in values.
+
+    Raises
+    ------
+    ValueError
+        For a model without a closed-form posterior (e.g. ``hui_walter``).
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> mc = bcm.MulticlassConfusionMatrix([[[5, 1], [2, 7]], [[9, 3], [1, 6]]],
+    ...                                    labels=["a", "b"], classifier=["x", "y"])
+    >>> t = bcm.summary_exact(mc, metrics=["kappa", "recall"], random_seed=1, chunk=1)
+    >>> t.equals(bcm.summary_exact(mc, metrics=["kappa", "recall"], random_seed=1))
+    True
+    >>> list(t.index.names), len(t)
+    (['classifier', 'class', 'metric'], 6)
+    """
+    hdi_prob = check_hdi_prob(hdi_prob)
+    for name, v, low in (("draws", draws, 4), ("chains", chains, 1)):
+        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
+    family, closed = _closed_form(data_or_model)
+    table_dims = closed.dims.get("theta") or tuple(closed.coords)
+    keys = draws_mod.metric_keys(metrics, table_dims)
+    reg = registry.registry_for(table_dims)
+    names = list(closed.coords["classifier"])
+    if chunk is None:
+        chunk = _auto_chunk(closed, len(keys), draws * chains)
+    elif not isinstance(chunk, int | np.integer) or isinstance(chunk, bool) or chunk < 1:
+        raise ValueError(f"chunk must be a positive integer or None, got {chunk!r}.")
+    seeds = np.random.SeedSequence(random_seed).spawn(len(names))
+    frames = []
+    for start in range(0, len(names), int(chunk)):
+        idx = np.arange(start, min(start + int(chunk), len(names)))
+        part = _take(closed, idx)
+        values = _draw(part.conjugate, part.dims, [seeds[i] for i in idx], (chains, draws))
+        post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
+        # classifier first: each classifier's (and class's) draws end up contiguous,
+        # which the summary's sorts need (a strided row sorts twice as slowly)
+        theta = post["theta"].transpose("classifier", *SAMPLE_DIMS, ...)
+        mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
+        del post, values, theta  # the draws go as soon as their metrics exist
+        plug = reg.compute(part.observed, keys) if part.observed is not None else None
+        frames.append(table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug))
+        del mets
+    out = pd.concat(frames)
+    out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
+                     model=closed.spec.family, draws=draws * chains)
+    return out
+
+
+def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
+    """The family and exact posterior of a model or of a matrix's default model."""
+    spec = spec_of(obj)
+    if spec is not None:  # a model from a registered builder
+        family = family_of(obj)
+        if not is_unmodified(obj):
+            raise ValueError("This model has variables its builder did not create, so its "
+                             "posterior is not conjugate; use bcm.fit(model) and bcm.summary.")
+        conj = family.conjugate(obj, spec)
+        if conj is None:
+            raise ValueError(_no_closed_form(family))
+        coords = draws_mod.coords_of(obj)
+        dims = {name: tuple(obj.named_vars_to_dims.get(name) or ())
+                for name in (*conj.betas, *conj.dirichlets, *conj.fixed)}
+        return family, ClosedForm(spec, conj, dims, coords, draws_mod.observed(obj))
+    builder = _DEFAULT_BUILDER.get(type(obj))
+    if builder is None:
+        raise TypeError("summary_exact needs a model from a conjugate builder (bcm.models."
+                        "three_beta, dirichlet_multinomial, multiclass_rows, multiclass_cells), "
+                        f"a ConfusionMatrix or a MulticlassConfusionMatrix, got "
+                        f"{type(obj).__name__}.")
+    family = get_family(builder)
+    closed = family.closed_form(obj)
+    if closed is None:
+        raise ValueError(_no_closed_form(family))
+    return family, closed
+
+
+def _no_closed_form(family: Family) -> str:
+    return (f"The {family.name} family has no closed-form posterior, so there is nothing to "
+            "draw exactly; use bcm.fit(model) (NUTS) and bcm.summary.")
+
+
+def _take(closed: ClosedForm, idx: np.ndarray) -> ClosedForm:
+    """The closed form of some classifiers (positions ``idx``), data included."""
+    def part(name: str, value: np.ndarray) -> np.ndarray:
+        dims = closed.dims.get(name) or ("classifier",)
+        return np.take(np.asarray(value), idx, axis=list(dims).index("classifier"))
+
+    conj = closed.conjugate
+    sub = Conjugate(
+        betas={n: (part(n, a), part(n, b)) for n, (a, b) in conj.betas.items()},
+        dirichlets={n: part(n, a) for n, a in conj.dirichlets.items()},
+        fixed={n: part(n, v) for n, v in conj.fixed.items()})
+    names = list(closed.coords["classifier"])
+    coords = {**closed.coords, "classifier": [names[i] for i in idx]}
+    observed = None if closed.observed is None else closed.observed.isel(classifier=idx)
+    return ClosedForm(replace(closed.spec, data=_take_data(closed.spec.data, idx)), sub,
+                      closed.dims, coords, observed)
+
+
+def _take_data(data: Any, idx: np.ndarray) -> Any:
+    """Some classifiers of a ConfusionMatrix or MulticlassConfusionMatrix batch."""
+    da: xr.DataArray = data.to_xarray().isel(classifier=idx)
+    if registry.registry_for(da).multiclass:
+        return type(data)(da)
+    return type(data).from_frame(da.to_pandas())
+
+
+def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
+          size: tuple[int, int]) -> dict[str, np.ndarray]:
+    """Each classifier's draws from its own stream, stacked along its classifier axis."""
+    axis = {n: 2 + list(dims.get(n) or ("classifier",)).index("classifier")
+            for n in (*conj.betas, *conj.dirichlets)}
+
+    def one(i: int) -> dict[str, np.ndarray]:
+        def cut(x: np.ndarray, name: str) -> np.ndarray:
+            return np.take(x, [i], axis=axis[name] - 2)
+
+        own = Conjugate(betas={n: (cut(a, n), cut(b, n)) for n, (a, b) in conj.betas.items()},
+                        dirichlets={n: cut(a, n) for n, a in conj.dirichlets.items()})
+        return own.draw(np.random.default_rng(seeds[i]), size)
+
+    # Generators with separate streams release the GIL while drawing: two threads
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(one, range(len(seeds))))
+    return {n: np.concatenate([p[n] for p in parts], axis=axis[n]) for n in axis}
+
+
+def _auto_chunk(closed: ClosedForm, n_keys: int, n_draws: int) -> int:
+    """Classifiers per chunk within :data:`CHUNK_BYTES`: float64 parameters and theta
+    (three copies at most), float32 metrics (per class: K values) and their summary."""
+    per_classifier_params = sum(
+        np.asarray(v[0] if isinstance(v, tuple) else v).size
+        for v in (*closed.conjugate.betas.values(), *closed.conjugate.dirichlets.values()))
+    n_classifiers = len(closed.coords["classifier"])
+    k = len(closed.coords.get("actual", ())) or 1
+    cells = per_classifier_params / n_classifiers
+    per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 4 * n_keys * k)
+    return max(1, int(CHUNK_BYTES // per))

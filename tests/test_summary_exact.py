@@ -1,0 +1,87 @@
+"""summary_exact: the exact posterior's summary table, streamed a chunk at a time."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayescm as bcm
+
+from .test_multiclass_summary import COUNTS, LABELS, _check_beta
+
+BINARY = bcm.ConfusionMatrix(tp=[26, 31, 3], fn=[0, 9, 12], fp=[2, 13, 0], tn=[6, 20, 150],
+                             classifier=["cocaine", "mid", "rare"])
+MULTI = bcm.MulticlassConfusionMatrix(COUNTS, labels=LABELS, classifier=["good", "zero"])
+DRAWS, CHAINS = 2000, 2
+N = DRAWS * CHAINS
+
+
+@pytest.mark.parametrize("data", [BINARY, MULTI], ids=["binary", "multiclass"])
+def test_result_does_not_depend_on_chunk(data):
+    whole = bcm.summary_exact(data, draws=500, random_seed=3)
+    for chunk in (1, 2):
+        pd.testing.assert_frame_equal(
+            bcm.summary_exact(data, draws=500, random_seed=3, chunk=chunk), whole,
+            check_exact=True)
+    other = bcm.summary_exact(data, draws=500, random_seed=4)
+    assert not other["mean"].equals(whole["mean"])
+
+
+@pytest.mark.parametrize("builder, data", [
+    ("three_beta", BINARY), ("dirichlet_multinomial", BINARY),
+    ("multiclass_rows", MULTI), ("multiclass_cells", MULTI)])
+def test_equals_summary_of_the_exact_fit_in_distribution(builder, data):
+    model = getattr(bcm.models, builder)(data)
+    ref = bcm.summary(bcm.fit(model, sampler="exact", draws=DRAWS, chains=CHAINS,
+                              random_seed=1, prior=False, predictive=False))
+    got = bcm.summary_exact(model, draws=DRAWS, chains=CHAINS, random_seed=2)
+    assert got.index.equals(ref.index)
+    np.testing.assert_array_equal(got["plug_in"].to_numpy(), ref["plug_in"].to_numpy())
+    reg = bcm.metrics.registry_for(data)
+    bounded = [all(np.isfinite(reg.get(k).bounds))
+               for k in got.index.get_level_values("metric")]
+    g, r = got[bounded], ref[bounded]
+    # two independent samples of N draws: the means differ by less than 5 standard
+    # errors of a difference, sqrt(sd_1^2 / N + sd_2^2 / N) (bounded metrics: finite
+    # variance; + 1e-6 for a point mass such as a fixed rate)
+    se = np.sqrt((g["sd"] ** 2 + r["sd"] ** 2) / N)
+    assert (np.abs(g["mean"] - r["mean"]) <= 5 * se + 1e-6).all()
+    # the sd of a sample of N: standard error sd * sqrt((kurtosis - 1) / (4 N)) below
+    # sd * sqrt(2 / N) for kurtosis up to 9 (bounded, skewed metrics); 5 of them
+    assert (np.abs(g["sd"] - r["sd"]) <= 5 * r["sd"] * np.sqrt(2 / N) + 1e-6).all()
+    assert ((g["hdi_lower"] <= g["mean"] + 1e-6) & (g["mean"] <= g["hdi_upper"] + 1e-6)).all()
+
+
+def test_exact_beta_marginals_and_default_models():
+    table = bcm.summary_exact(MULTI, metrics=["recall"], draws=DRAWS, chains=CHAINS,
+                              random_seed=5)
+    k = len(LABELS)
+    for i, name in enumerate(["good", "zero"]):
+        for a, label in enumerate(LABELS):
+            row = COUNTS[i, a]  # flat rows: recall ~ Beta(1 + C_aa, K - 1 + r_a - C_aa)
+            _check_beta(table.loc[(name, label, "tpr")], 1 + row[a], k - 1 + row.sum() - row[a],
+                        n=N)
+    table = bcm.summary_exact(BINARY, metrics=["tnr"], draws=DRAWS, chains=CHAINS,
+                              random_seed=6)
+    _check_beta(table.loc[("cocaine", "tnr")], 7, 3, n=N)  # three-Beta, Beta(1, 1) priors
+
+
+def test_errors():
+    tab = bcm.AgreementTable.from_counts({"++": 40, "+-": 3, "-+": 7, "--": 100})
+    hw = bcm.models.hui_walter(tab, priors={"sensitivity": bcm.priors.Beta(20, 4),
+                                            "specificity": bcm.priors.Beta(20, 4)},
+                               identifiability="ignore")
+    with pytest.raises(ValueError, match="no closed-form posterior"):
+        bcm.summary_exact(hw)
+    with pytest.raises(TypeError, match="conjugate builder"):
+        bcm.summary_exact(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="chunk"):
+        bcm.summary_exact(MULTI, chunk=0)
+    with pytest.raises(ValueError, match="draws"):
+        bcm.summary_exact(MULTI, draws=1)
+    import pymc as pm
+
+    model = bcm.models.multiclass_cells(MULTI)
+    with model:
+        pm.Normal("extra")
+    with pytest.raises(ValueError, match="did not create"):
+        bcm.summary_exact(model)
