@@ -84,7 +84,7 @@ def bench_k100(args: argparse.Namespace) -> None:
           f"{K100 * K100:,} cells empty")
     print(table(["model", "groups", "draws", "metrics", "build s", "fit s", "summary s",
                  "total s", "summary rows", "peak MB", "incr MB"], rows))
-    print(f"summary: {r['summary_how']}.  total = build + fit + summary; incr MB = peak - "
+    print("total = build + fit + summary (bcm.summary of every metric); incr MB = peak - "
           "peak after imports.\nall = the default fit: also prior, prior predictive and "
           "posterior predictive (K x K counts at the observed N) groups, with metrics.")
 
@@ -169,8 +169,8 @@ def bench_pycm(args: argparse.Namespace) -> None:
           f"{r['statistics']} with an interval (TPR, TNR, PPV, NPV, ACC, PLR, NLR, FPR, FNR, "
           "AUC, PRE per class; Kappa, Overall ACC).\nbayescm: fit(multiclass_rows(batch), "
           f"sampler='exact', prior=False, predictive=False) with the same {r['statistics']} "
-          f"statistics (or every metric), {x['same']['draws']:,} draws, then summary "
-          f"({x['same']['how']}); peak {r['peak_mb']:.0f} MB.")
+          f"statistics (or every metric), {x['same']['draws']:,} draws, then bcm.summary; "
+          f"peak {r['peak_mb']:.0f} MB.")
 
 
 def bench_small_n(args: argparse.Namespace) -> None:
