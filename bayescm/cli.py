@@ -100,7 +100,10 @@ def _build_parser() -> argparse.ArgumentParser:
                         "1000 x 4 chains)")
     s.add_argument("--chains", type=int, default=4)
     s.add_argument("--seed", type=int, default=None)
-    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--json", action="store_true",
+                   help="machine-readable output; its 'metrics' are {metric: statistics} for "
+                        "a binary matrix, {classifier: {metric: statistics, or {class: "
+                        "statistics} for a per-class metric}} for K classes")
 
     u = sub.add_parser("unlabeled", help="Se, Sp and prevalence from classifiers' agreement "
                        "on unlabelled data (Hui-Walter)")
