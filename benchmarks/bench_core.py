@@ -81,10 +81,13 @@ REPS_REFIT, REPS_BATCH = 5, 3
 
 
 # -- running children -------------------------------------------------------------------
-def run_child(task: str, params: dict, cache_dir: str | None = None) -> dict:
-    """Run ``_worker.main(task, params)`` in a fresh interpreter; return its JSON result.
+def run_child(task: str, params: dict, cache_dir: str | None = None,
+              worker: str = "_worker") -> dict:
+    """Run ``<worker>.main(task, params)`` in a fresh interpreter; return its JSON result.
 
     With ``cache_dir``, PyTensor's compiledir and numba's cache dir point there.
+    ``worker`` is the module in ``benchmarks/`` holding the task (``_worker`` or a
+    module adding its own tasks to it).
     """
     env = dict(os.environ)
     env["PYTHONWARNINGS"] = "ignore"
@@ -93,8 +96,8 @@ def run_child(task: str, params: dict, cache_dir: str | None = None) -> dict:
         env["PYTENSOR_FLAGS"] = ",".join(f for f in (flags, f"compiledir={cache_dir}") if f)
         env["NUMBA_CACHE_DIR"] = cache_dir
     code = (
-        f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import _worker; "
-        f"_worker.main({task!r}, {json.dumps(params)!r})"
+        f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import {worker} as w; "
+        f"w.main({task!r}, {json.dumps(params)!r})"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True,
                           text=True, timeout=CHILD_TIMEOUT_S, check=False)

@@ -1,5 +1,7 @@
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from bayescm import cli
@@ -103,3 +105,202 @@ def test_unlabeled_csv_with_populations(tmp_path, capsys):
 def test_unlabeled_errors(capsys, argv, words):
     assert cli.main(["unlabeled", *argv]) == 2
     assert words in capsys.readouterr().err
+
+
+# -- K-class matrices: --matrix and --csv ----------------------------------------------
+MATRIX = "cat,dog,bird; 50,3,2; 4,40,6; 1,2,30"
+COUNTS = [[50, 3, 2], [4, 40, 6], [1, 2, 30]]
+LABELS = ["cat", "dog", "bird"]
+
+
+def _expected(mc, family, seed, metrics, hdi_prob):
+    import bayescm as bcm
+
+    idata = bcm.fit(getattr(bcm.models, family)(mc), sampler="exact", random_seed=seed)
+    return bcm.summary(idata, metrics=metrics, hdi_prob=hdi_prob)
+
+
+def _assert_json_equals_summary(out, table):
+    """Every number of the CLI's JSON is the summary's (same data, seed, draws): the
+    closed form draws what fit(sampler="exact") draws for a seed, so they agree to the
+    float32 rounding of metric draws."""
+    rows = 0
+    for (clf, cls, key), row in table.iterrows():
+        got = out["metrics"][clf][key]
+        got = got[cls] if cls else got
+        for col, value in row.items():
+            if np.isnan(value):  # undefined (a plug-in of a class without cases): null
+                assert got[col] is None, (clf, cls, key, col)
+            else:
+                assert got[col] == pytest.approx(value, rel=1e-6, abs=1e-9), (clf, cls, key, col)
+        rows += 1
+    assert rows == len(table) > 0
+
+
+@pytest.mark.parametrize("family", ["multiclass_rows", "multiclass_cells"])
+def test_summarize_matrix_json_equals_summary(capsys, family):
+    import bayescm as bcm
+
+    metrics = "tpr,ppv,f1_macro,acc,kappa"
+    argv = ["summarize", "--matrix", MATRIX, "--json", "--seed", "5", "--hdi-prob", "0.9",
+            "--metrics", metrics, "--model", family]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == family and out["sampler"] == "exact" and out["hdi_prob"] == 0.9
+    assert out["counts"]["labels"] == LABELS and out["counts"]["counts"] == [COUNTS]
+    assert out["convergence"]["ok"] is True
+    mc = bcm.MulticlassConfusionMatrix(COUNTS, labels=LABELS)
+    _assert_json_equals_summary(out, _expected(mc, family, 5, metrics.split(","), 0.9))
+    # plug-in recall of each class is its diagonal over its row total (by hand)
+    for i, label in enumerate(LABELS):
+        assert out["metrics"]["cm"]["tpr"][label]["plug_in"] == pytest.approx(
+            COUNTS[i][i] / sum(COUNTS[i]))
+
+
+def test_summarize_matrix_exact_marginals(capsys):
+    """Closed forms, independent of the sampler: under multiclass_rows (flat priors)
+    class a's recall is Beta(1 + C_aa, K - 1 + r_a - C_aa); under multiclass_cells
+    accuracy is Beta(K + sum_k C_kk, K^2 - K + n - sum_k C_kk).  Posterior means of
+    4,000 i.i.d. draws are within 4 standard errors (sd / sqrt(4000)) of the exact
+    means, a bound missed with probability < 1e-4 per check."""
+    from scipy import stats
+
+    k, n, diag = 3, sum(map(sum, COUNTS)), sum(COUNTS[i][i] for i in range(3))
+    assert cli.main(["summarize", "--matrix", MATRIX, "--json", "--seed", "7",
+                     "--metrics", "tpr"]) == 0
+    tpr = json.loads(capsys.readouterr().out)["metrics"]["cm"]["tpr"]
+    for i, label in enumerate(LABELS):
+        exact = stats.beta(1 + COUNTS[i][i], k - 1 + sum(COUNTS[i]) - COUNTS[i][i])
+        assert abs(tpr[label]["mean"] - exact.mean()) < 4 * exact.std() / np.sqrt(4000)
+        assert tpr[label]["sd"] == pytest.approx(exact.std(), rel=0.1)  # sd of an sd: ~1.1%
+    assert cli.main(["summarize", "--matrix", MATRIX, "--json", "--seed", "8",
+                     "--metrics", "acc", "--model", "multiclass_cells"]) == 0
+    acc = json.loads(capsys.readouterr().out)["metrics"]["cm"]["acc"]
+    exact = stats.beta(k + diag, k * k - k + n - diag)
+    assert abs(acc["mean"] - exact.mean()) < 4 * exact.std() / np.sqrt(4000)
+    lo, hi = exact.interval(0.95)  # the HDI of this near-symmetric Beta is within 0.005
+    assert acc["hdi_lower"] == pytest.approx(lo, abs=0.01)
+    assert acc["hdi_upper"] == pytest.approx(hi, abs=0.01)
+
+
+def test_summarize_matrix_nuts(capsys):
+    """NUTS through the CLI: recall of 'bird' against its exact Beta(31, 5) posterior
+    (multiclass_rows, flat priors); 4 x 1000 draws with bulk ESS >= 400 give a Monte
+    Carlo standard error <= sd / 20, so 5 standard errors is sd / 4."""
+    from scipy import stats
+
+    argv = ["summarize", "--matrix", MATRIX, "--json", "--sampler", "nuts", "--seed", "3",
+            "--metrics", "tpr"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["engine"] == "bayescm-kernel" and out["convergence"]["ok"] is True
+    exact = stats.beta(1 + 30, 2 + 3)
+    assert abs(out["metrics"]["cm"]["tpr"]["bird"]["mean"] - exact.mean()) < exact.std() / 4
+
+
+def test_summarize_matrix_table(capsys):
+    assert cli.main(["summarize", "--matrix", MATRIX, "--seed", "1",
+                     "--metrics", "tpr,f1_macro"]) == 0
+    out = capsys.readouterr().out
+    assert "rows actual, columns predicted" in out and "N = 138" in out
+    assert "bird" in out and "Model multiclass_rows" in out
+    assert "draws from the exact posterior" in out
+
+
+def test_summarize_matrix_fixed_prevalence(capsys):
+    argv = ["summarize", "--matrix", MATRIX, "--json", "--seed", "2", "--metrics",
+            "prevalence,tpr", "--prevalence", "0.5,0.3,0.2"]
+    assert cli.main(argv) == 0
+    prevalence = json.loads(capsys.readouterr().out)["metrics"]["cm"]["prevalence"]
+    assert [prevalence[c]["mean"] for c in LABELS] == pytest.approx([0.5, 0.3, 0.2])
+    assert all(prevalence[c]["sd"] < 1e-6 for c in LABELS)  # fixed, not inferred
+
+
+def _predictions_csv(tmp_path):
+    rng = np.random.default_rng(4)
+    truth = rng.choice(["ant", "bee", "wasp"], size=120, p=[0.5, 0.3, 0.2])
+
+    def noisy(p_wrong):
+        wrong = rng.random(truth.size) < p_wrong
+        return np.where(wrong, rng.choice(["ant", "bee", "wasp"], size=truth.size), truth)
+
+    frame = pd.DataFrame({"y_true": truth, "rf": noisy(0.2), "knn": noisy(0.5)})
+    path = tmp_path / "pred.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_summarize_csv_json_equals_summary(tmp_path, capsys):
+    import bayescm as bcm
+
+    path, frame = _predictions_csv(tmp_path)
+    argv = ["summarize", "--csv", str(path), "--json", "--seed", "11", "--labels",
+            "wasp,bee,ant,fly", "--metrics", "recall,f1_macro,mcc"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    mc = bcm.MulticlassConfusionMatrix.from_predictions(
+        frame["y_true"], {"rf": frame["rf"], "knn": frame["knn"]},
+        labels=["wasp", "bee", "ant", "fly"])
+    assert out["counts"]["classifier"] == ["rf", "knn"]
+    assert out["counts"]["labels"] == ["wasp", "bee", "ant", "fly"]
+    assert out["counts"]["counts"] == mc.counts.tolist()
+    assert sum(map(sum, out["counts"]["counts"][0])) == len(frame)
+    _assert_json_equals_summary(out, _expected(mc, "multiclass_rows", 11,
+                                               ["tpr", "f1_macro", "mcc"], 0.95))
+    # 'fly' has no cases: its recall is undefined in the data (NaN -> null), not in the
+    # posterior (a flat prior row)
+    assert out["metrics"]["rf"]["tpr"]["fly"]["plug_in"] is None
+    assert out["metrics"]["rf"]["tpr"]["fly"]["mean"] == pytest.approx(0.25, abs=0.02)
+
+
+def test_summarize_csv_classifier_subset_and_numeric_labels(tmp_path, capsys):
+    frame = pd.DataFrame({"truth": [2, 10, 10, 2, 1, 1], "a": [2, 10, 1, 2, 1, 10],
+                          "b": [1, 1, 1, 1, 1, 1]})
+    path = tmp_path / "p.csv"
+    frame.to_csv(path, index=False)
+    assert cli.main(["summarize", "--csv", str(path), "--truth-column", "truth",
+                     "--classifiers", "a", "--json", "--seed", "1", "--metrics", "acc"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"]["labels"] == ["1", "2", "10"]  # numeric order, not "1", "10", "2"
+    assert out["counts"]["classifier"] == ["a"]
+    assert out["metrics"]["a"]["acc"]["plug_in"] == pytest.approx(4 / 6)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--matrix", "cat,dog,bird; 50,3,2; 4,40,6; 1,2"], "not square"),
+    (["--matrix", "cat,dog,bird; 50,3,2; 4,40,6"], "not square"),
+    (["--matrix", "cat,dog; 5,1.5; 2,7"], "whole number"),
+    (["--matrix", "cat,dog; 5,-1; 2,7"], ">= 0"),
+    (["--matrix", "cat,cat; 5,1; 2,7"], "unique"),
+    (["--matrix", "cat,dog; 5,x; 2,7"], "not a count"),
+    (["--matrix", "5,1,2,7"], "one row of counts per"),
+    (["--matrix", "cat,dog; 0,0; 0,0"], "zero"),
+    (["--matrix", MATRIX, "--model", "three_beta"], "does not take a multiclass"),
+    (["--tp", "5", "--fn", "1", "--fp", "2", "--tn", "3", "--model", "multiclass_rows"],
+     "does not take a binary"),
+    (["--matrix", MATRIX, "--prevalence", "0.5,0.5"], "prevalence"),
+    (["--matrix", MATRIX, "--prior", "rows=dirichlet:1,1"], "needs 3 concentrations"),
+    (["--matrix", MATRIX, "--metrics", "auc"], "Unknown multiclass metric"),
+    (["--matrix", MATRIX, "--tp", "3"], "Give one confusion matrix"),
+    (["--tp", "3", "--fn", "1"], "missing"),
+    ([], "Give one confusion matrix"),
+    (["--csv", "no-such-file.csv"], "No such file"),
+])
+def test_summarize_matrix_errors(capsys, argv, words):
+    assert cli.main(["summarize", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("columns", "extra", "words"), [
+    ({"truth": ["a", "b"], "p": ["a", "b"]}, [], "are not in"),  # no y_true column
+    ({"y_true": ["a", "b"], "p": ["a", ""]}, [], "no label in row 3"),
+    ({"y_true": ["a", "b"], "p": ["a", "c"]}, ["--labels", "a,b"], "not in labels"),
+    ({"y_true": ["a", "b"]}, [], "no column of predictions"),
+])
+def test_summarize_csv_errors(tmp_path, capsys, columns, extra, words):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame(columns).to_csv(path, index=False)
+    assert cli.main(["summarize", "--csv", str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err

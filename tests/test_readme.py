@@ -71,6 +71,14 @@ def test_shell_commands_run(argv, tmp_path):
         "B": np.where(rng.uniform(size=400) < 0.8, y, 1 - y),
         "site": np.where(rng.uniform(size=400) < 0.5, "north", "south"),
     }).to_csv(tmp_path / "predictions.csv", index=False)
+    # labelled K-class predictions, for `bayescm summarize --csv classes.csv`
+    truth = rng.choice(["cat", "dog", "bird"], 300, p=[0.5, 0.3, 0.2])
+    guess = rng.choice(["cat", "dog", "bird"], 300)
+    pd.DataFrame({
+        "y_true": truth,
+        "rf": np.where(rng.uniform(size=300) < 0.8, truth, guess),
+        "knn": np.where(rng.uniform(size=300) < 0.6, truth, guess),
+    }).to_csv(tmp_path / "classes.csv", index=False)
     exe = pathlib.Path(sys.executable).with_name("bayescm")
     proc = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)

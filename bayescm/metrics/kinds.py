@@ -93,8 +93,8 @@ def registry_for(obj: Any) -> Registry:
     Parameters
     ----------
     obj
-        Dim names; a DataArray of cells; a Dataset or InferenceData (decided by its
-        ``theta``, else its observed ``counts``); a ``ConfusionMatrix`` or
+        Dim names; a DataArray of cells; a Dataset, InferenceData or DataTree
+        (decided by its ``theta``, else its observed ``counts``); a ``ConfusionMatrix`` or
         ``MulticlassConfusionMatrix`` (anything with ``to_xarray()``).
 
     Examples
@@ -112,10 +112,12 @@ def registry_for(obj: Any) -> Registry:
                 return registry_for(obj[name])
         return MULTICLASS if is_multiclass_dims(obj.dims) else BINARY
     groups = getattr(obj, "groups", None)
-    if callable(groups):  # InferenceData
+    tree = isinstance(obj, xr.DataTree)  # fit_closed_form's result: groups are children
+    if tree or callable(groups):  # InferenceData
+        names = list(obj.children) if tree else groups()
         for group in ("posterior", "prior", "observed_data"):
-            if group in groups():
-                ds = getattr(obj, group)
+            if group in names:
+                ds = obj[group].to_dataset() if tree else getattr(obj, group)
                 if "theta" in ds or "counts" in ds:
                     return registry_for(ds)
         return BINARY
