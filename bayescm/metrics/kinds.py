@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm.metrics import binary, multiclass
 
 __all__ = ["BINARY", "MULTICLASS", "Registry", "is_multiclass_dims", "registry_for"]
@@ -111,13 +112,11 @@ def registry_for(obj: Any) -> Registry:
             if name in obj:
                 return registry_for(obj[name])
         return MULTICLASS if is_multiclass_dims(obj.dims) else BINARY
-    groups = getattr(obj, "groups", None)
-    tree = isinstance(obj, xr.DataTree)  # fit_closed_form's result: groups are children
-    if tree or callable(groups):  # InferenceData
-        names = list(obj.children) if tree else groups()
-        for group in ("posterior", "prior", "observed_data"):
-            if group in names:
-                ds = obj[group].to_dataset() if tree else getattr(obj, group)
+    if isinstance(obj, xr.DataTree) or idata_mod.is_inference_data(obj):
+        # a fit (InferenceData, or fit_closed_form's DataTree): read through the seam
+        for name in ("posterior", "prior", "observed_data"):
+            if idata_mod.has_group(obj, name):
+                ds = idata_mod.group(obj, name)
                 if "theta" in ds or "counts" in ds:
                     return registry_for(ds)
         return BINARY
