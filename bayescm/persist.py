@@ -40,7 +40,10 @@ class FileMismatchWarning(UserWarning):
 
 def _encode_prior(prior: Any) -> dict[str, Any]:
     # nested lists for a matrix Dirichlet (rows of multiclass_rows)
-    return {"kind": type(prior).__name__, "params": np.asarray(prior.params, float).tolist()}
+    out = {"kind": type(prior).__name__, "params": np.asarray(prior.params, float).tolist()}
+    if getattr(prior, "elicited", None):  # only when stated: older records stay identical
+        out["elicited"] = prior.elicited
+    return out
 
 
 def _decode_prior(payload: Mapping[str, Any]) -> Any:
@@ -48,9 +51,10 @@ def _decode_prior(payload: Mapping[str, Any]) -> Any:
     cls = getattr(prior_specs, kind, None)
     if cls is None:
         raise ValueError(f"Unknown prior kind {kind!r} in a saved model.")
+    elicited = payload.get("elicited")
     if kind == "Dirichlet":
-        return cls(tuple(params))
-    return cls(*params)
+        return cls(tuple(params), elicited=elicited)
+    return cls(*params, elicited=elicited)
 
 
 def encode_spec(family: Family, spec: ModelSpec) -> str:

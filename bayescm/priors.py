@@ -18,10 +18,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+# The elicitation helpers live in bayescm.elicitation (one idea per module); they are
+# reachable here as ``priors.elicit_beta`` etc. and imported on first use (module
+# ``__getattr__`` below), which keeps ``import bayescm`` free of scipy.optimize and
+# avoids a circular import.
+_ELICITATION = ("beta_from_mean", "beta_pert", "describe", "dirichlet_from_mean", "elicit_beta")
 
 __all__ = [
     "Beta",
@@ -37,6 +43,7 @@ __all__ = [
     "parse",
     "resolve",
     "to_attrs",
+    *_ELICITATION,
 ]
 
 
@@ -50,6 +57,8 @@ class _TwoParameter:
 
     alpha: float
     beta: float
+    # How the prior was stated (``bayescm.elicitation``); not part of its identity.
+    elicited: str | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -104,6 +113,8 @@ class Dirichlet:
 
     alpha: tuple[float, ...] | tuple[tuple[float, ...], ...]
     labels: tuple[str, ...] | None = None
+    # How the prior was stated (``bayescm.elicitation``); not part of its identity.
+    elicited: str | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         alpha, labels = self.alpha, self.labels
@@ -163,7 +174,7 @@ class Dirichlet:
         ('cat', 'dog')
         """
         labels = None
-        if isinstance(classes, int | np.integer) and not isinstance(classes, bool):
+        if _is_count(classes):
             k = int(classes)
         else:
             labels = tuple(classes)
@@ -173,6 +184,32 @@ class Dirichlet:
         m = np.full((k, k), float(wrong))
         np.fill_diagonal(m, float(correct))
         return cls(_as_tuple(m), labels=labels)
+
+    @classmethod
+    def flat(cls, k: int) -> Dirichlet:
+        """Dirichlet(1, ..., 1): uniform over the K-simplex (Bayes–Laplace).
+
+        >>> Dirichlet.flat(3), Dirichlet.jeffreys(2), Dirichlet.perks(4)
+        (Dirichlet(1, 1, 1), Dirichlet(0.5, 0.5), Dirichlet(0.25, 0.25, 0.25, 0.25))
+        """
+        return cls._symmetric(k, 1.0, "flat")
+
+    @classmethod
+    def jeffreys(cls, k: int) -> Dirichlet:
+        """Dirichlet(1/2, ..., 1/2): Jeffreys' prior for a multinomial."""
+        return cls._symmetric(k, 0.5, "jeffreys")
+
+    @classmethod
+    def perks(cls, k: int) -> Dirichlet:
+        """Dirichlet(1/K, ..., 1/K): Perks' prior, total weight one pseudo-observation."""
+        return cls._symmetric(k, 1.0 / k if _is_count(k) and k > 0 else 0.0, "perks")
+
+    @classmethod
+    def _symmetric(cls, k: int, a: float, preset: str) -> Dirichlet:
+        if not _is_count(k) or k < 2:
+            raise PriorError(f"Dirichlet.{preset}(k) needs the number of categories k >= 2 (an "
+                             f"integer), got {k!r}.")
+        return cls((a,) * int(k), elicited=f"Dirichlet.{preset}({int(k)})")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -193,6 +230,10 @@ class Dirichlet:
         rows = ", ".join("[" + ", ".join(f"{x:g}" for x in r) + "]" for r in self.alpha)
         extra = "" if self.labels is None else f", labels={list(self.labels)!r}"
         return f"Dirichlet([{rows}]{extra})"
+
+
+def _is_count(k: Any) -> bool:
+    return isinstance(k, int | np.integer) and not isinstance(k, bool)
 
 
 def _as_tuple(arr: np.ndarray) -> tuple:
@@ -576,7 +617,8 @@ def resolve(
         else:
             per = [coerce(spec, kind=kind, name=key, matrix=key in matrices)] * len(names)
         if key in matrices:
-            per = [Dirichlet(_as_tuple(match_rows(p, matrices[key], name=key)))
+            per = [Dirichlet(_as_tuple(match_rows(p, matrices[key], name=key)),
+                             elicited=p.elicited)
                    if len(p.shape) == 2 else p for p in per]
         if any(type(p) is not type(default) for p in per):
             raise PriorError(f"Prior for {key!r} must be a {type(default).__name__}.")
@@ -597,3 +639,15 @@ def to_attrs(
         k: {c: repr(p) for c, p in zip(units.get(k, classifiers), v, strict=True)}
         for k, v in priors.items()
     })
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ELICITATION:
+        from bayescm import elicitation
+
+        return getattr(elicitation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ELICITATION})

@@ -389,6 +389,7 @@ PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exa
           "bayescm.analysis.uncertainty", "bayescm.analysis.prevalence",
           "bayescm.analysis.posterior", "bayescm.analysis.prevalence_multiclass",
           "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
+          "bayescm.elicitation",
           "bayescm.analysis.sample_size_plan"]
 
 
