@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.agreement import AgreementTable, pattern_matrix
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
 from bayescm.models._truncated import check_truncation, truncated_pair
 from bayescm.models.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
@@ -416,6 +417,7 @@ class HuiWalter(Family):
         "sensitivity": Beta(1, 1), "specificity": Beta(1, 1), "prevalence": Beta(1, 1)}
     jags = JagsTwin("hui_walter.jags", _jags_data, _jags_inits, _jags_monitors,
                     _jags_posterior)
+    log_likelihood_by_default = True
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["sensitivity", "specificity", "prevalence"] + (
@@ -462,6 +464,14 @@ class HuiWalter(Family):
                              prob.values / prob.values.sum(-1, keepdims=True))
         da = xr.DataArray(counts, dims=prob.dims, coords=prob.coords, name="counts")
         return da, "agreement tables", False
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray | None:
+        # each case: the log of its population's probability of its pattern
+        if "pattern_prob" not in draws:
+            return None
+        return case_log_likelihood(draws["pattern_prob"], observed,
+                                   dims=("population", "pattern"))
 
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
         return {"identifiability": spec.extra["identifiability"].message}
