@@ -409,6 +409,28 @@ def _jags_posterior(raw: Mapping[str, np.ndarray], model: pm.Model, spec: ModelS
     return xr.Dataset(post, coords=coords)
 
 
+def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
+    """``pattern_prob`` of the draws, or computed from the parameters (JAGS draws have
+    the covariances, not their positions within the bounds: those are recovered)."""
+    if "pattern_prob" in draws:
+        return draws["pattern_prob"]
+    tab, pairs = spec.data, list(spec.extra["pairs"])
+    se, sp = (draws[v].transpose(*SAMPLE_DIMS, "classifier").values
+              for v in ("sensitivity", "specificity"))
+    prev = draws["prevalence"].transpose(*SAMPLE_DIMS, "population").values
+    u: list[Any] = [None, None]
+    if pairs:
+        k = np.zeros((*se.shape[:-1], len(pairs)))
+        _, lo_se, lo_sp = pattern_probabilities(se, sp, prev, k, k, se.shape[-1], pairs)
+        _, hi_se, hi_sp = pattern_probabilities(se, sp, prev, k + 1, k + 1, se.shape[-1], pairs)
+        u = [(draws[name].transpose(*SAMPLE_DIMS, "pair").values - lo) / (hi - lo)
+             for name, lo, hi in (("cov_se", lo_se, hi_se), ("cov_sp", lo_sp, hi_sp))]
+    prob, _, _ = pattern_probabilities(se, sp, prev, u[0], u[1], se.shape[-1], pairs)
+    return xr.DataArray(prob, dims=(*SAMPLE_DIMS, "population", "pattern"),
+                        coords={"population": list(tab.populations),
+                                "pattern": list(tab.patterns)})
+
+
 class HuiWalter(Family):
     """The Hui–Walter latent-class family (no closed form; a compiled kernel; a JAGS twin)."""
 
@@ -468,9 +490,7 @@ class HuiWalter(Family):
     def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
                        spec: ModelSpec) -> xr.DataArray | None:
         # each case: the log of its population's probability of its pattern
-        if "pattern_prob" not in draws:
-            return None
-        return case_log_likelihood(draws["pattern_prob"], observed,
+        return case_log_likelihood(_pattern_prob(draws, spec), observed,
                                    dims=("population", "pattern"))
 
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
