@@ -116,15 +116,15 @@ def script_path(name: str) -> Path:
 
 def fit_twin(
     model: pm.Model, *, chains: int = 4, draws: int = 5000, burn: int = 2000, thin: int = 1,
-    seed: int = 1,
+    seed: int = 1, log_likelihood: bool | None = None,
 ) -> az.InferenceData:
     """Fit the JAGS twin of a bayescm model (an independent engine for cross-checks).
 
     Returns an InferenceData whose posterior has the family's parameter names and
     dims, the ``observed_data`` and, for the families that add it to a fit by default
     (the latent-class models), the ``log_likelihood`` group of :func:`bayescm.fit`
-    (so that ``az.loo`` and ``az.compare`` take JAGS fits too);
-    ``attrs["wall_time"]`` is the JAGS process time.
+    (so that ``az.loo`` and ``az.compare`` take JAGS fits too; ``log_likelihood``
+    as in :func:`bayescm.fit`); ``attrs["wall_time"]`` is the JAGS process time.
 
     Raises
     ------
@@ -145,7 +145,8 @@ def fit_twin(
     observed = draws_mod.observed(model)
     if observed is not None:
         groups["observed_data"] = observed.to_dataset(name="counts")
-        ll = draws_mod.log_likelihood(groups["posterior"], observed, family, spec, None)
+        ll = draws_mod.log_likelihood(groups["posterior"], observed, family, spec,
+                                      log_likelihood)
         if ll is not None:
             groups["log_likelihood"] = ll
     return idata_mod.make(groups, {"wall_time": wall, "engine": "jags", "model": spec.family})
