@@ -2,7 +2,8 @@
 
 ``fit`` hands the sampler's arrays to :func:`complete` (named dims from the model,
 then the family's derived quantities such as ``theta``), draws the prior with
-:func:`prior_draws`, and replicated data with :func:`predictive`.  What is specific
+:func:`prior_draws`, replicated data with :func:`predictive`, and asks for the
+pointwise log-likelihood with :func:`log_likelihood`.  What is specific
 to a family comes from its :class:`~bayescm.models.Family`; this module names none.
 All of it is NumPy: no compilation.
 """
@@ -10,6 +11,7 @@ All of it is NumPy: no compilation.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -30,13 +32,22 @@ from bayescm.stats import SAMPLE_DIMS, multinomial
 if TYPE_CHECKING:
     import pymc as pm
 
-__all__ = ["METRIC_DTYPE", "complete", "is_multiclass", "metric_keys", "multinomial", "observed",
+__all__ = ["LOG_LIKELIHOOD_MAX_VALUES", "METRIC_DTYPE", "LogLikelihoodNotice", "complete",
+           "is_multiclass", "log_likelihood", "metric_keys", "multinomial", "observed",
            "predictive", "prior_draws", "with_metrics"]
 
 # Metric draws are stored in float32: seven significant digits, far below any Monte
 # Carlo error, at half the memory of float64 (a 1,000-matrix batch holds 33 metrics x
 # 4,000 draws per matrix).  Parameters and theta stay float64.
 METRIC_DTYPE = np.float32
+
+#: Above this many values (draws x cases; 400 MB in float64) ``fit`` leaves the
+#: ``log_likelihood`` group out unless it was asked for (``log_likelihood=True``).
+LOG_LIKELIHOOD_MAX_VALUES = 50_000_000
+
+
+class LogLikelihoodNotice(UserWarning):
+    """The pointwise log-likelihood was left out of a fit (too large to keep unasked)."""
 
 
 def coords_of(model: pm.Model) -> dict[str, list]:
@@ -149,3 +160,35 @@ def prior_draws(model: pm.Model, family: Family | None, spec: ModelSpec | None, 
     if values is None:
         return None
     return complete(values, model, family, spec)
+
+
+def log_likelihood(draws: xr.Dataset, observed_counts: xr.DataArray | None,
+                   family: Family | None, spec: ModelSpec | None, request: bool | None
+                   ) -> xr.Dataset | None:
+    """The ``log_likelihood`` group: the family's log-likelihood of every case.
+
+    ``request``: True (always, whatever the size), False (never), None (when the
+    family adds it by default and it has at most :data:`LOG_LIKELIHOOD_MAX_VALUES`
+    values; a larger one is left out with a :class:`LogLikelihoodNotice`).
+    """
+    if request is False or family is None or observed_counts is None:
+        return None
+    if request is None and not family.log_likelihood_by_default:
+        return None
+    n_cases = int(np.rint(np.asarray(observed_counts.values, dtype=float)).sum())
+    size = n_cases * draws.sizes["chain"] * draws.sizes["draw"]
+    if request is None and size > LOG_LIKELIHOOD_MAX_VALUES:
+        warnings.warn(
+            f"The log_likelihood group is left out: {n_cases:,} cases x "
+            f"{draws.sizes['chain'] * draws.sizes['draw']:,} draws would take "
+            f"{size * 8 / 1e9:.1f} GB. Pass log_likelihood=True to keep it anyway "
+            "(az.loo and az.compare need it), or fit fewer draws.",
+            LogLikelihoodNotice, stacklevel=3)
+        return None
+    ll = family.log_likelihood(draws, observed_counts, spec)
+    if ll is None:
+        if request:
+            raise ValueError(f"The {family.name} family has no pointwise log-likelihood; "
+                             "fit with log_likelihood=None or False.")
+        return None
+    return xr.Dataset({str(ll.name or "counts"): ll})

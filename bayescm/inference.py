@@ -61,6 +61,7 @@ def fit(
     predictive_n: int | None = None,
     predictive: bool = True,
     prior: bool = True,
+    log_likelihood: bool | None = None,
     metrics: Sequence[str] | None = None,
     strict: bool = False,
     progressbar: bool = False,
@@ -91,6 +92,13 @@ def fit(
         Add the predictive groups and the prior groups (both by default).  Turn
         them off for large batches where only the posterior of the metrics is
         wanted: each group costs as much as the posterior.
+    log_likelihood
+        Add the ``log_likelihood`` group (one entry per case, on dim ``case``), which
+        ``az.loo`` and ``az.compare`` need.  ``None`` (default): for the families
+        that add it by default (the latent-class models) unless it would exceed
+        :data:`bayescm.draws.LOG_LIKELIHOOD_MAX_VALUES` values (then left out with a
+        :class:`~bayescm.draws.LogLikelihoodNotice`); ``True``: always (the labelled
+        count models too); ``False``: never.
     metrics
         Metric keys to add (default: every metric of the registry).
     strict
@@ -115,7 +123,9 @@ def fit(
         ``posterior_predictive`` (confusion matrices ``counts`` of a repeat of
         the experiment with the observed N, and their metrics: what a repeated
         experiment would *observe*), ``predictions`` (the same at
-        ``predictive_n``).  ``attrs`` record the priors, sampler, engine,
+        ``predictive_n``), ``log_likelihood`` (``counts``: the log-likelihood of
+        each case, dims chain, draw, ``case``; see ``log_likelihood``).
+        ``attrs`` record the priors, sampler, engine,
         package version and the convergence verdict.  Metric draws are float32
         (seven significant digits, well below Monte Carlo error).
 
@@ -146,6 +156,12 @@ def fit(
     # A model the user extended keeps its family's names and derived quantities, but
     # not the shortcuts that assume the builder's exact density.
     pristine = family is not None and is_unmodified(model)
+    if log_likelihood not in (None, True, False):
+        raise ValueError(f"log_likelihood must be None, True or False, got {log_likelihood!r}.")
+    if log_likelihood and not pristine:
+        raise ValueError("log_likelihood=True needs a model as a bayescm builder made it; for "
+                         "this one compute the pointwise log-likelihood with "
+                         "pm.compute_log_likelihood.")
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)
     conj = family.conjugate(model, spec) if pristine else None
@@ -186,6 +202,9 @@ def fit(
         if observed is not None and predictive:
             groups["prior_predictive"] = draws_mod.predictive(
                 prior_ds, observed.sum(observed.dims[1:]), pred_rng, [], family, spec)
+    if pristine:
+        groups["log_likelihood"] = draws_mod.log_likelihood(post, observed, family, spec,
+                                                            log_likelihood)
     groups = {k: v for k, v in groups.items() if v is not None}
     attrs = _attrs(family, spec, sampler, used_engine, parameters, predictive_n, random_seed)
     if sampler != "exact":

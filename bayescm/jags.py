@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayescm import draws as draws_mod
 from bayescm import idata as idata_mod
 from bayescm.models.family import family_of, spec_of
 
@@ -115,12 +116,15 @@ def script_path(name: str) -> Path:
 
 def fit_twin(
     model: pm.Model, *, chains: int = 4, draws: int = 5000, burn: int = 2000, thin: int = 1,
-    seed: int = 1,
+    seed: int = 1, log_likelihood: bool | None = None,
 ) -> az.InferenceData:
     """Fit the JAGS twin of a bayescm model (an independent engine for cross-checks).
 
     Returns an InferenceData whose posterior has the family's parameter names and
-    dims; ``attrs["wall_time"]`` is the JAGS process time.
+    dims, the ``observed_data`` and, for the families that add it to a fit by default
+    (the latent-class models), the ``log_likelihood`` group of :func:`bayescm.fit`
+    (so that ``az.loo`` and ``az.compare`` take JAGS fits too; ``log_likelihood``
+    as in :func:`bayescm.fit`); ``attrs["wall_time"]`` is the JAGS process time.
 
     Raises
     ------
@@ -137,8 +141,15 @@ def fit_twin(
     inits = twin.inits(np.random.default_rng(seed), spec, chains)
     raw, wall = run(script_path(twin.script), twin.data(model, spec), inits,
                     twin.monitors(spec), burn=burn, draws=draws, thin=thin, seed=seed)
-    return idata_mod.make({"posterior": twin.posterior(raw, model, spec)},
-                          {"wall_time": wall, "engine": "jags", "model": spec.family})
+    groups = {"posterior": twin.posterior(raw, model, spec)}
+    observed = draws_mod.observed(model)
+    if observed is not None:
+        groups["observed_data"] = observed.to_dataset(name="counts")
+        ll = draws_mod.log_likelihood(groups["posterior"], observed, family, spec,
+                                      log_likelihood)
+        if ll is not None:
+            groups["log_likelihood"] = ll
+    return idata_mod.make(groups, {"wall_time": wall, "engine": "jags", "model": spec.family})
 
 
 def fit_hui_walter(model: pm.Model, **kwargs) -> az.InferenceData:

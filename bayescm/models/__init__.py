@@ -5,6 +5,7 @@ Each family is one unit (:mod:`bayescm.models.family`): its builder, and what
 about it, registered once with :func:`register_family`.
 """
 
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
 from bayescm.models.family import (
     ClosedForm,
@@ -42,6 +43,7 @@ __all__ = [
     "Kernel",
     "ModelSpec",
     "attach",
+    "case_log_likelihood",
     "check_identifiability",
     "dirichlet_multinomial",
     "families",

@@ -17,6 +17,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
     as_confusion_matrix,
     check_proper,
@@ -100,6 +101,11 @@ class DirichletMultinomial(Family):
 
     name = "dirichlet_multinomial"
     default_priors: ClassVar[dict[str, Any]] = {"theta": Dirichlet((1, 1, 1, 1))}
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray:
+        # each case: the log of its cell's probability (counts ~ Multinomial(N, theta))
+        return case_log_likelihood(draws["theta"], observed)
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["theta"]

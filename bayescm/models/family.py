@@ -13,6 +13,8 @@ machinery asks for, so that nothing outside :mod:`bayescm.models` names a family
 * its compiled density for nutpie, when it has one (:meth:`Family.kernel`);
 * i.i.d. prior draws (:meth:`Family.prior_draws`) and replicated data
   (:meth:`Family.predictive`);
+* the log-likelihood of each case, for ``az.loo`` and ``az.compare``
+  (:meth:`Family.log_likelihood`);
 * its JAGS twin (:attr:`Family.jags`), and how to rebuild the model from a saved
   fit (:meth:`Family.rebuild`).
 
@@ -217,6 +219,9 @@ class Family:
     default_priors: ClassVar[Mapping[str, Any]] = {}
     #: The family's JAGS twin, if it has one.
     jags: ClassVar[JagsTwin | None] = None
+    #: Whether ``fit`` adds the ``log_likelihood`` group unasked (latent-class models:
+    #: their users choose between dependence structures with ``az.compare``).
+    log_likelihood_by_default: ClassVar[bool] = False
 
     def __init__(self, builder: Callable[..., Any]) -> None:
         if not self.name:
@@ -270,6 +275,18 @@ class Family:
         metrics apply to them; or None when the family has no replicated data.
         """
         return default_predictive(draws, n, rng)
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray | None:
+        """The log-likelihood of every case at every draw (dims chain, draw, ``case``).
+
+        ``observed`` is the model's observed counts (``observed_data["counts"]``);
+        one entry per case, so that ``az.loo`` leaves one case out.  Default: None
+        (no pointwise log-likelihood).  :func:`bayescm.models.case_log_likelihood` does the
+        expansion for count data:
+        ``case_log_likelihood(draws["theta"], observed)``.
+        """
+        return None
 
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
         """Extra top-level attributes of a fit (priors are recorded by fit)."""

@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.agreement import AgreementTable, pattern_matrix
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
 from bayescm.models._truncated import check_truncation, truncated_pair
 from bayescm.models.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
@@ -408,6 +409,28 @@ def _jags_posterior(raw: Mapping[str, np.ndarray], model: pm.Model, spec: ModelS
     return xr.Dataset(post, coords=coords)
 
 
+def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
+    """``pattern_prob`` of the draws, or computed from the parameters (JAGS draws have
+    the covariances, not their positions within the bounds: those are recovered)."""
+    if "pattern_prob" in draws:
+        return draws["pattern_prob"]
+    tab, pairs = spec.data, list(spec.extra["pairs"])
+    se, sp = (draws[v].transpose(*SAMPLE_DIMS, "classifier").values
+              for v in ("sensitivity", "specificity"))
+    prev = draws["prevalence"].transpose(*SAMPLE_DIMS, "population").values
+    u: list[Any] = [None, None]
+    if pairs:
+        k = np.zeros((*se.shape[:-1], len(pairs)))
+        _, lo_se, lo_sp = pattern_probabilities(se, sp, prev, k, k, se.shape[-1], pairs)
+        _, hi_se, hi_sp = pattern_probabilities(se, sp, prev, k + 1, k + 1, se.shape[-1], pairs)
+        u = [(draws[name].transpose(*SAMPLE_DIMS, "pair").values - lo) / (hi - lo)
+             for name, lo, hi in (("cov_se", lo_se, hi_se), ("cov_sp", lo_sp, hi_sp))]
+    prob, _, _ = pattern_probabilities(se, sp, prev, u[0], u[1], se.shape[-1], pairs)
+    return xr.DataArray(prob, dims=(*SAMPLE_DIMS, "population", "pattern"),
+                        coords={"population": list(tab.populations),
+                                "pattern": list(tab.patterns)})
+
+
 class HuiWalter(Family):
     """The Hui–Walter latent-class family (no closed form; a compiled kernel; a JAGS twin)."""
 
@@ -416,6 +439,7 @@ class HuiWalter(Family):
         "sensitivity": Beta(1, 1), "specificity": Beta(1, 1), "prevalence": Beta(1, 1)}
     jags = JagsTwin("hui_walter.jags", _jags_data, _jags_inits, _jags_monitors,
                     _jags_posterior)
+    log_likelihood_by_default = True
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["sensitivity", "specificity", "prevalence"] + (
@@ -462,6 +486,12 @@ class HuiWalter(Family):
                              prob.values / prob.values.sum(-1, keepdims=True))
         da = xr.DataArray(counts, dims=prob.dims, coords=prob.coords, name="counts")
         return da, "agreement tables", False
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray | None:
+        # each case: the log of its population's probability of its pattern
+        return case_log_likelihood(_pattern_prob(draws, spec), observed,
+                                   dims=("population", "pattern"))
 
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
         return {"identifiability": spec.extra["identifiability"].message}

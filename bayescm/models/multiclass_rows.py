@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.models._jags_multiclass import ROWS_TWIN
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import check_proper, conjugate_kernel, counts_data, data_value
 from bayescm.models.family import (
     ClosedForm,
@@ -251,6 +252,11 @@ class MulticlassFamily(Family):
                conjugate: Conjugate | None = None) -> Kernel:
         # Dirichlets only, in the order of the free variables
         return conjugate_kernel(conjugate or self.conjugate(model, spec))
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray:
+        # each case: the log of its cell's probability (counts ~ Multinomial(N, theta))
+        return case_log_likelihood(draws["theta"], observed)
 
     def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
                    spec: ModelSpec | None):

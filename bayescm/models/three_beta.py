@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
     as_confusion_matrix,
     beta_prior_draws,
@@ -218,6 +219,11 @@ class ThreeBeta(Family):
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
                     rng: np.random.Generator) -> dict[str, np.ndarray] | None:
         return beta_prior_draws(model, list(spec.priors), size, rng)
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray:
+        # each case: the log of its cell's probability (counts ~ Multinomial(N, theta))
+        return case_log_likelihood(draws["theta"], observed)
 
     def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
                    spec: ModelSpec | None):
