@@ -35,7 +35,7 @@ from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["CLASS_DIM", "COLUMNS", "hdi", "metric_arrays", "registry_of", "select_classifiers",
+__all__ = ["CLASS_DIM", "COLUMNS", "hdi", "metric_arrays", "select_classifiers",
            "stats_columns", "summary", "table"]
 
 COLUMNS = ["plug_in", "mean", "sd", "median", "hdi_lower", "hdi_upper", "hdi_width"]
@@ -127,7 +127,7 @@ def summary(
     ds: xr.Dataset = idata_mod.group(idata, group)
     obs = (idata_mod.group(idata, "observed_data").get("counts")
            if idata_mod.has_group(idata, "observed_data") else None)
-    reg = registry_of(idata, group)
+    reg = registry.registry_for(idata, group=group)
     ds = select_classifiers(ds, classifiers)
     arrays = metric_arrays(ds, reg, metrics, group)
     plug = None
@@ -137,19 +137,6 @@ def summary(
     out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior")
     out.attrs["group"] = group
     return out
-
-
-def registry_of(data: Any, group: str = "posterior") -> registry.Registry:
-    """The metric registry for a confusion matrix, or for a group of a fit (decided by
-    its tables, else by the observed counts)."""
-    if not idata_mod.is_inference_data(data):
-        return registry.registry_for(data)
-    for name in (group, "observed_data"):
-        if idata_mod.has_group(data, name):
-            ds = idata_mod.group(data, name)
-            if "theta" in ds or "counts" in ds:
-                return registry.registry_for(ds)
-    return registry.BINARY
 
 
 def _table_of(ds: xr.Dataset) -> xr.DataArray | None:

@@ -32,8 +32,8 @@ from bayescm.models.family import (
     ClosedForm,
     Conjugate,
     Family,
+    default_family,
     family_of,
-    get_family,
     is_unmodified,
     spec_of,
 )
@@ -45,8 +45,6 @@ __all__ = ["summary_exact"]
 
 CHUNK_BYTES = 256e6
 """Working memory a chunk of classifiers may take (draws, metrics, temporaries)."""
-_DEFAULT_BUILDER = {ConfusionMatrix: "three_beta", MulticlassConfusionMatrix: "multiclass_rows"}
-"""The model a bare matrix gets: the posteriors the analysis functions draw for it."""
 
 
 def summary_exact(
@@ -155,13 +153,12 @@ def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
         dims = {name: tuple(obj.named_vars_to_dims.get(name) or ())
                 for name in (*conj.betas, *conj.dirichlets, *conj.fixed)}
         return family, ClosedForm(spec, conj, dims, coords, draws_mod.observed(obj))
-    builder = _DEFAULT_BUILDER.get(type(obj))
-    if builder is None:
+    if not isinstance(obj, ConfusionMatrix | MulticlassConfusionMatrix):
         raise TypeError("summary_exact needs a model from a conjugate builder (bcm.models."
                         "three_beta, dirichlet_multinomial, multiclass_rows, multiclass_cells), "
                         f"a ConfusionMatrix or a MulticlassConfusionMatrix, got "
                         f"{type(obj).__name__}.")
-    family = get_family(builder)
+    family = default_family(registry.registry_for(obj).kind)
     closed = family.closed_form(obj)
     if closed is None:
         raise ValueError(_no_closed_form(family))

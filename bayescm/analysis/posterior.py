@@ -28,13 +28,9 @@ from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["MULTICLASS_FAMILY", "class_index", "flat", "metric_draws",
+__all__ = ["class_index", "flat", "metric_draws",
            "multiclass_theta_sampler", "select", "select_class", "theta_draws",
            "three_beta_params", "units_of"]
-
-MULTICLASS_FAMILY = "multiclass_rows"
-"""The family whose flat-prior posterior a MulticlassConfusionMatrix gets (the K-class
-three-Beta model, as a ConfusionMatrix gets three_beta's)."""
 
 CountData = ConfusionMatrix | MulticlassConfusionMatrix
 
@@ -54,13 +50,14 @@ def three_beta_params(tp: Any, fn: Any, fp: Any, tn: Any) -> dict[str, tuple[Any
 def multiclass_theta_sampler(cm: MulticlassConfusionMatrix
                              ) -> Callable[[np.random.Generator, int], xr.DataArray]:
     """``draw(rng, n)``: n i.i.d. draws of theta (dims chain, draw, classifier, actual,
-    predicted; one chain) from the :data:`MULTICLASS_FAMILY` posterior, flat priors.
+    predicted; one chain) from the posterior of the multiclass default family
+    (:func:`bayescm.models.family.default_family`: ``multiclass_rows``), flat priors.
 
     The family's closed form is computed once; each call draws from it.
     """
-    from bayescm.models import get_family
+    from bayescm.models.family import default_family
 
-    family = get_family(MULTICLASS_FAMILY)
+    family = default_family("multiclass")
     closed = family.closed_form(cm)
 
     def draw(rng: np.random.Generator, n: int) -> xr.DataArray:
@@ -103,7 +100,7 @@ def metric_draws(
     chain (the total).  The metric is a key or alias of the registry that answers for
     the data (multiclass per-class metrics keep dim ``class``).
     """
-    from bayescm.summary import metric_arrays, registry_of
+    from bayescm.summary import metric_arrays
 
     if isinstance(data, CountData):
         reg = registry.registry_for(data)
@@ -116,7 +113,7 @@ def metric_draws(
             f"a bayescm.MulticlassConfusionMatrix, got {type(data).__name__}."
         )
     ds = idata_mod.group(data, group)
-    reg = registry_of(data, group)
+    reg = registry.registry_for(data, group=group)
     key = reg.key(metric)
     if key not in ds:
         raise KeyError(

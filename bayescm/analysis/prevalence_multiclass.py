@@ -29,6 +29,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm import idata as idata_mod
+from bayescm.analysis.posterior import multiclass_theta_sampler
 from bayescm.metrics import registry_for
 from bayescm.multiclass import MulticlassConfusionMatrix, align_predicted
 from bayescm.priors import Dirichlet, PriorError, coerce
@@ -145,10 +146,9 @@ def rows_of(data: Any, rng: np.random.Generator) -> xr.DataArray:
     chain).  Dims ``chain, draw, <units>, actual, predicted``.
     """
     if isinstance(data, MulticlassConfusionMatrix):
-        rows = draw_conjugate(rng, (1, DRAWS), dirichlets={"rows": 1.0 + data.counts})["rows"]
-        return xr.DataArray(rows, dims=(*SAMPLE_DIMS, *data.to_xarray().dims),
-                            coords=data.coords)
-    theta = idata_mod.group(idata_mod.require(data), "posterior")["theta"]
+        theta = multiclass_theta_sampler(data)(rng, DRAWS)  # the family's flat-prior posterior
+    else:
+        theta = idata_mod.group(idata_mod.require(data), "posterior")["theta"]
     theta = align_predicted(theta).transpose(*SAMPLE_DIMS, ..., "actual", "predicted")
     return theta / theta.sum("predicted")
 

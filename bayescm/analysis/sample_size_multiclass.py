@@ -47,15 +47,12 @@ from bayescm.analysis.sample_size_plan import (
     search,
 )
 from bayescm.metrics import MulticlassMetric, evaluate_multiclass, get_multiclass
-from bayescm.models.family import Family, families, get_family
+from bayescm.models.family import Family, default_family, families, get_family
 from bayescm.models.multiclass_rows import largest_remainder
 from bayescm.multiclass import MulticlassConfusionMatrix, align_predicted
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 __all__ = ["plan_multiclass"]
-
-DEFAULT_FAMILY = "multiclass_rows"
-"""The analysis model of a simulated study unless ``model=`` says otherwise."""
 
 _CHUNK = 2**21  # posterior cell draws held in memory at once
 _U_MAX = 1 - 2.0**-53  # a uniform of exactly 1 would put n cases in a zero-probability cell
@@ -184,7 +181,7 @@ def _widths(tables: np.ndarray, labels: list, family: Family, m: MulticlassMetri
 
 def _family(model: Any) -> Family:
     if model is None:
-        return get_family(DEFAULT_FAMILY)
+        return default_family("multiclass")
     if isinstance(model, Family):
         fam = model
     elif isinstance(model, str):

@@ -29,9 +29,9 @@ from scipy import integrate, stats
 
 from bayescm.analysis.posterior import flat, metric_draws, units_of
 from bayescm.data import ConfusionMatrix
+from bayescm.metrics import registry_for
 from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import hdi
-from bayescm.summary import registry_of
 
 if TYPE_CHECKING:
     import arviz as az
@@ -173,7 +173,7 @@ def deception(
     if not (isinstance(rope, int | float | np.integer | np.floating)
             and not isinstance(rope, bool) and np.isfinite(rope) and rope >= 0):
         raise ValueError(f"rope must be a number >= 0, got {rope!r}.")
-    found = registry_of(data, group).get(metric)
+    found = registry_for(data, group=group).get(metric)
     if found.bounds[0] >= 0:
         raise ValueError(
             f"deception needs a metric that is 0 at chance and negative below it (bm, kappa, "

@@ -88,7 +88,7 @@ BINARY = Registry("binary")
 MULTICLASS = Registry("multiclass")
 
 
-def registry_for(obj: Any) -> Registry:
+def registry_for(obj: Any, *, group: str | None = None) -> Registry:
     """The registry for a table, its dims, a Dataset, an InferenceData or a data object.
 
     Parameters
@@ -97,6 +97,8 @@ def registry_for(obj: Any) -> Registry:
         Dim names; a DataArray of cells; a Dataset, InferenceData or DataTree
         (decided by its ``theta``, else its observed ``counts``); a ``ConfusionMatrix`` or
         ``MulticlassConfusionMatrix`` (anything with ``to_xarray()``).
+    group
+        For a fit, the group asked first (then posterior, prior, observed data).
 
     Examples
     --------
@@ -114,7 +116,8 @@ def registry_for(obj: Any) -> Registry:
         return MULTICLASS if is_multiclass_dims(obj.dims) else BINARY
     if isinstance(obj, xr.DataTree) or idata_mod.is_inference_data(obj):
         # a fit (InferenceData, or fit_closed_form's DataTree): read through the seam
-        for name in ("posterior", "prior", "observed_data"):
+        order = ("posterior", "prior", "observed_data")
+        for name in dict.fromkeys((group, *order) if group else order):
             if idata_mod.has_group(obj, name):
                 ds = idata_mod.group(obj, name)
                 if "theta" in ds or "counts" in ds:

@@ -71,6 +71,7 @@ __all__ = [
     "Kernel",
     "ModelSpec",
     "attach",
+    "default_family",
     "default_predictive",
     "families",
     "family_of",
@@ -378,6 +379,16 @@ def get_family(name: str) -> Family:
     except KeyError:
         raise KeyError(f"No model family {name!r} is registered; known: "
                        f"{sorted(_FAMILIES)}.") from None
+
+
+DEFAULT_FAMILIES: dict[str, str] = {"binary": "three_beta", "multiclass": "multiclass_rows"}
+"""The family a bare confusion matrix gets, by the kind of its table (binary cells or
+K×K): Tötsch & Hoffmann's three-Beta model and its K-class generalisation, flat priors."""
+
+
+def default_family(kind: str) -> Family:
+    """The family that analyses a bare matrix of ``kind`` (``"binary"``, ``"multiclass"``)."""
+    return get_family(DEFAULT_FAMILIES[kind])
 
 
 def families() -> dict[str, Family]:
