@@ -397,6 +397,14 @@ def predictive(ctx: Context) -> Section:
     if ctx.counts is None or not all(idata_mod.has_group(ctx.idata, g) for g in need):
         return _missing(s, "a posterior predictive check (this fit has no replicated "
                             "data: fit with bcm.fit, which draws them by default).")
+    prob = ctx.post["pattern_prob"] if "pattern_prob" in ctx.post else ctx.post.get("theta")
+    dims = () if prob is None else tuple(d for d in prob.dims if d not in SAMPLE_DIMS)
+    # the check compares each observed table (one dim of cells) with its own probabilities
+    if ctx.counts.ndim != 2 or set(dims) != set(ctx.counts.dims):
+        return _missing(s, "a posterior predictive check: bcm.posterior_predictive_check "
+                        "takes one table of cells per unit with its own cell probabilities; "
+                        f"this fit has tables {tuple(ctx.counts.dims)} and probabilities "
+                        f"{dims}.")
     from bayescm.ppc import posterior_predictive_check
 
     check = posterior_predictive_check(ctx.idata)

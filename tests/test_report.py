@@ -45,6 +45,11 @@ def latent_fit():
 
 
 @functools.cache
+def latent_report():
+    return bcm.report(latent_fit())
+
+
+@functools.cache
 def dependent_fit():
     # 2 classifiers, 2 populations and one dependent pair: 6 degrees of freedom for 8
     # parameters, identified through two informative priors (status "priors")
@@ -120,7 +125,7 @@ def close(shown: str, value: float) -> bool:
 
 
 def test_latent_class_report_has_every_stard_blcm_section():
-    rep = bcm.report(latent_fit())
+    rep = latent_report()
     assert [s[0] for s in rep.sections] == LATENT_IDS
     status = {i: st for i, _, st in rep.sections}
     assert status == {**dict.fromkeys(LATENT_IDS, "filled"), "prior-sensitivity": "missing",
@@ -140,7 +145,7 @@ def test_latent_class_report_has_every_stard_blcm_section():
 @pytest.mark.parametrize("fmt", ["markdown", "html"])
 def test_latent_estimates_are_the_posterior_and_arviz_hdi(fmt):
     idata = latent_fit()
-    rep = bcm.report(idata)
+    rep = latent_report()
     caption = "Estimates with 95% HDI"
     shown = (md_table(rep.markdown(), caption) if fmt == "markdown"
              else html_table(rep.html(), caption))
@@ -182,7 +187,7 @@ def test_dependent_pairs_covariances_and_identifiability_through_priors():
 
 def test_priors_table_shows_the_stated_and_the_truncated_prior():
     idata = latent_fit()
-    shown = md_table(bcm.report(idata).markdown(), "Priors used (mean and central 95% interval "
+    shown = md_table(latent_report().markdown(), "Priors used (mean and central 95% interval "
                      "of each distribution as stated; the prior draws show it as the model "
                      "used it, e.g. after a truncation)").set_index(["parameter", "unit"])
     se_a = shown.loc[("sensitivity", "A")]
@@ -203,7 +208,7 @@ def test_priors_table_shows_the_stated_and_the_truncated_prior():
 
 def test_data_tables_and_predictive_check_are_the_fits():
     idata = latent_fit()
-    md = bcm.report(idata).markdown()
+    md = latent_report().markdown()
     counts = md_table(md, "All results present").set_index("population")
     for pop, cells in COUNTS.items():
         assert [int(counts.loc[pop, p]) for p in cells] == list(cells.values())
@@ -296,6 +301,19 @@ def test_labelled_fit_reports_summary_without_latent_class_items(tmp_path):
     assert "Random seed: 1." in text
 
 
+def test_multiclass_fit_reports_its_tables_and_what_the_check_does_not_cover():
+    counts = [[5, 1, 0], [2, 7, 1], [0, 3, 9]]
+    mc = bcm.MulticlassConfusionMatrix(counts, labels=["cat", "dog", "bird"])
+    rep = bcm.report(bcm.fit(bcm.models.multiclass_cells(mc), sampler="exact",
+                             random_seed=1))
+    status = {i: st for i, _, st in rep.sections}
+    assert status["data"] == status["estimates"] == "filled"
+    assert status["predictive-check"] == "missing"
+    assert "one table of cells per unit" in dict(rep.missing)["predictive-check"]
+    shown = md_table(rep.markdown(), "classifier cm: rows actual, columns predicted")
+    assert shown.drop(columns="actual").astype(int).values.tolist() == counts
+
+
 def test_formats_files_and_self_contained_html(tmp_path):
     idata = labelled_fit()
     assert not list(tmp_path.iterdir()) and bcm.report(idata) is not None
@@ -343,7 +361,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 def test_report_renders_in_headless_chromium(tmp_path):
     from PIL import Image
 
-    rep = bcm.report(latent_fit())
+    rep = latent_report()
     page = rep.save(tmp_path / "report.html")
     shot = tmp_path / "report.png"
     base = ["chromium", *CHROMIUM_FLAGS]
