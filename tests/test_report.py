@@ -299,6 +299,7 @@ def test_labelled_fit_reports_summary_without_latent_class_items(tmp_path):
     # draws, sd 0.035: the posterior mean is within 4 standard errors (0.0022)
     assert abs(float(shown.loc[("cm", "tpr"), "mean"]) - 27 / 28) < 4 * 0.035 / np.sqrt(4000)
     assert "Random seed: 1." in text
+    assert "θ_tp = TPR φ" in text and "prevalence φ ~ Beta" in text
 
 
 def test_multiclass_fit_reports_its_tables_and_what_the_check_does_not_cover():
@@ -345,6 +346,12 @@ def test_rationale_round_trips_through_save_and_load(tmp_path):
     assert "rationale" not in json.loads(back.attrs["model_spec"])["priors"]["tnr"]["cm"]
     rebuilt = spec_of(bcm.rebuild(back)).priors["tpr"][0]
     assert rebuilt == prior and rebuilt.rationale == "earlier study"
+    # a K×K row prior is matched to the data's labels: a new object, same rationale
+    diagonal = dataclasses.replace(bcm.priors.Dirichlet.diagonal(["b", "a"], correct=4, wrong=1),
+                                   rationale="pilot study")
+    mc = bcm.MulticlassConfusionMatrix([[5, 1], [2, 7]], labels=["a", "b"])
+    used = spec_of(bcm.models.multiclass_rows(mc, priors={"rows": diagonal})).priors["rows"]
+    assert [p.rationale for p in used] == ["pilot study"]
     rows = bcm.priors.Dirichlet((2, 1, 1, 1), rationale="pilot")
     dm = bcm.fit(bcm.models.dirichlet_multinomial(cm, priors={"theta": rows}),
                  sampler="exact", random_seed=1)
