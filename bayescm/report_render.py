@@ -84,13 +84,18 @@ class Section:
 
 def number(x: Any) -> str:
     """Four significant digits; integers as integers; NaN and None as an en dash."""
-    if x is None or isinstance(x, str):
-        return "–" if x is None else x
+    if isinstance(x, str):
+        return x
+    if x is None or x is pd.NA or x is pd.NaT:
+        return "–"
     if isinstance(x, bool | np.bool_):
         return str(bool(x))
     if isinstance(x, int | np.integer):
         return str(int(x))
-    x = float(x)
+    try:
+        x = float(x)
+    except (TypeError, ValueError):  # a label or a tuple in a user's frame: as it is
+        return str(x)
     if not math.isfinite(x):
         return "–" if math.isnan(x) else ("∞" if x > 0 else "−∞")
     return f"{x:.4g}"

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["Context", "is_latent_class", "pattern_groups"]
 
 _ESTIMATE_COLUMNS = ["mean", "sd", "median", "hdi_lower", "hdi_upper"]
+# rows of the per-quantity convergence table (the verdict above it covers all of them)
+_MAX_ROWS = 60
 # what a latent-class posterior holds when its fit recorded no parameter list
 _LATENT_PARAMETERS = ("sensitivity", "specificity", "prevalence", "cov_se", "cov_sp")
 
@@ -258,8 +260,10 @@ def convergence(ctx: Context) -> Section:
     if lines[1:]:
         s.blocks.append(Items(tuple(x.removeprefix("- ") for x in lines[1:])))
     table = rep.to_frame().loc[:, ["r_hat", "ess_bulk", "ess_tail", "mcse_mean"]]
-    s.blocks.append(Table(format_frame(table.head(60)), "Per quantity: rank-normalised split "
-                          "R-hat (must be < 1.01), bulk and tail ESS, MCSE of the mean"))
+    shown = f" (the first {_MAX_ROWS} of {len(table)})" if len(table) > _MAX_ROWS else ""
+    s.blocks.append(Table(format_frame(table.head(_MAX_ROWS)), "Per quantity: rank-normalised "
+                          "split R-hat (must be < 1.01), bulk and tail ESS, MCSE of the mean"
+                          + shown))
     return s
 
 

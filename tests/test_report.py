@@ -344,6 +344,10 @@ def test_rationale_round_trips_through_save_and_load(tmp_path):
     assert priors["tpr"]["cm"].rationale == "earlier study"
     assert priors["tnr"]["cm"].rationale is None
     assert "rationale" not in json.loads(back.attrs["model_spec"])["priors"]["tnr"]["cm"]
+    # the report of a loaded fit shows the rationale and the versions saved with the fit
+    md = bcm.report(back).markdown()
+    assert "| tpr | cm | Beta(20, 4) |" in md and "| earlier study |" in md
+    assert f"| arviz | {az.__version__} | recorded in the fit |" in md
     rebuilt = spec_of(bcm.rebuild(back)).priors["tpr"][0]
     assert rebuilt == prior and rebuilt.rationale == "earlier study"
     # a K×K row prior is matched to the data's labels: a new object, same rationale
