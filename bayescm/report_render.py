@@ -25,13 +25,19 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 __all__ = ["Figure", "Items", "Missing", "Section", "Table", "Text", "figure_png",
-           "format_frame", "number", "render_html", "render_markdown"]
+           "forest_png", "format_frame", "number", "predictive_png", "render_html",
+           "render_markdown"]
 
 MISSING_PREFIX = "Not recorded in the fit: the authors must report "
 
@@ -118,6 +124,48 @@ def figure_png(draw: Callable[[Any], None], *, size: tuple[float, float]) -> byt
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
+
+
+def forest_png(frame: pd.DataFrame, title: str) -> bytes:
+    """Means (dots) and HDIs (lines) of the rows of ``frame`` (``mean``, ``hdi_lower``,
+    ``hdi_upper``)."""
+    labels = [" ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in frame.index]
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        y = np.arange(len(frame))[::-1]
+        ax.hlines(y, frame["hdi_lower"], frame["hdi_upper"], color="#0969da", lw=2)
+        ax.plot(frame["mean"], y, "o", color="#1f2328", ms=4)
+        ax.set_yticks(y, labels, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+
+    return figure_png(draw, size=(7, 1 + 0.28 * len(frame)))
+
+
+def predictive_png(obs: xr.DataArray, rep: xr.DataArray) -> bytes:
+    """Observed counts (dots) against the central 95% of replicated ones (bars), for the
+    first four tables of ``obs`` (dims: unit, then cells; ``rep`` adds the sample dims)."""
+    unit = obs.dims[0]
+    units = [str(v) for v in obs[unit].values][:4]
+
+    def draw(fig: Any) -> None:
+        axes = fig.subplots(len(units), 1, squeeze=False)[:, 0]
+        for ax, u in zip(axes, units, strict=True):
+            y = np.asarray(obs.sel({unit: u}), dtype=float).ravel()
+            r = rep.sel({unit: u}).transpose(*SAMPLE_DIMS, ...)
+            r = np.asarray(r, dtype=float).reshape(-1, y.size)
+            lo, hi = np.quantile(r, [0.025, 0.975], axis=0)
+            x = np.arange(y.size)
+            ax.vlines(x, lo, hi, color="#0969da", lw=6, alpha=0.5, label="replicated 95%")
+            ax.plot(x, y, "o", color="#cf222e", ms=4, label="observed")
+            labels = [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in
+                      obs.sel({unit: u}).to_series().index]
+            ax.set_xticks(x, labels, fontsize=7, rotation=90 if len(x) > 12 else 0)
+            ax.set_title(f"{unit} {u}", fontsize=9)
+        axes[0].legend(fontsize=7)
+
+    return figure_png(draw, size=(7, 2.2 * len(units)))
 
 
 def _data_uri(png: bytes) -> str:

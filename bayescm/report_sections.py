@@ -28,8 +28,10 @@ from bayescm.report_render import (
     Table,
     Text,
     figure_png,
+    forest_png,
     format_frame,
     number,
+    predictive_png,
 )
 from bayescm.stats import SAMPLE_DIMS, hdi
 
@@ -202,6 +204,12 @@ def priors(ctx: Context) -> Section:
 
 
 # -- 3. prior sensitivity -----------------------------------------------------------------
+# the columns of a prior-sensitivity table worth a reader's eye, in this order (the
+# result's table has per-fit diagnostics too; a frame without these is shown whole)
+_SENSITIVITY_COLUMNS = ("mean", "sd", "hdi_lower", "hdi_upper", "hdi_low", "hdi_high",
+                        "shift", "width_ratio", "prior", "converged")
+
+
 def sensitivity(ctx: Context, result: Any) -> Section:
     s = Section("prior-sensitivity", "Prior sensitivity", "filled")
     if result is None:
@@ -209,16 +217,27 @@ def sensitivity(ctx: Context, result: Any) -> Section:
                             "bcm.analysis.prior_sensitivity(model) and pass its result to "
                             "bcm.report as sensitivity=.")
     frame = result if isinstance(result, pd.DataFrame) else result.to_frame()
-    s.blocks.append(Text("Each alternative prior refits the model; the table gives the "
-                         "posterior summaries under it, with the shift of the posterior and "
-                         "the ratio of interval widths against the priors used (as defined "
-                         "by bcm.analysis.prior_sensitivity)."))
-    if "shift" in frame and len(frame):
-        where = frame["shift"].abs().idxmax()
+    s.blocks.append(Text("Each alternative set of priors refits the model. Per parameter and "
+                         "unit: the posterior under it, its shift (the move of the posterior "
+                         "mean from the baseline, in baseline posterior sds) and width_ratio "
+                         "(HDI width over the baseline's), as bcm.analysis.prior_sensitivity "
+                         "defines them."))
+    shift = frame["shift"].abs().dropna() if "shift" in frame else pd.Series(dtype=float)
+    if len(shift):
+        where = shift.idxmax()
         label = ", ".join(map(str, where)) if isinstance(where, tuple) else str(where)
         s.blocks.append(Text(f"Largest shift: {number(frame['shift'].loc[where])} "
                              f"({label})."))
-    s.blocks.append(Table(format_frame(frame), "Posterior under alternative priors"))
+    alternatives = getattr(result, "alternatives", None)
+    if isinstance(alternatives, pd.DataFrame) and "priors" in alternatives:
+        cols = [c for c in ("priors", "converged", "divergences") if c in alternatives]
+        s.blocks.append(Table(format_frame(alternatives[cols]), "Alternatives"))
+    cols = [c for c in _SENSITIVITY_COLUMNS if c in frame] or list(frame.columns)
+    s.blocks.append(Table(format_frame(frame[cols]), "Posterior under alternative priors"))
+    if not isinstance(result, pd.DataFrame) and callable(getattr(result, "plot", None)):
+        s.blocks.append(Figure(figure_png(lambda fig: result.plot(ax=fig.add_subplot()),
+                                          size=(7, 4.5)),
+                               "Posterior mean and HDI under each alternative"))
     return s
 
 
@@ -335,21 +354,6 @@ def estimate_frame(ctx: Context) -> pd.DataFrame:
     return frame.astype(float)
 
 
-def _forest(frame: pd.DataFrame, title: str) -> bytes:
-    labels = [" ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in frame.index]
-
-    def draw(fig: Any) -> None:
-        ax = fig.add_subplot()
-        y = np.arange(len(frame))[::-1]
-        ax.hlines(y, frame["hdi_lower"], frame["hdi_upper"], color="#0969da", lw=2)
-        ax.plot(frame["mean"], y, "o", color="#1f2328", ms=4)
-        ax.set_yticks(y, labels, fontsize=8)
-        ax.set_title(title, fontsize=10)
-        ax.grid(axis="x", alpha=0.3)
-
-    return figure_png(draw, size=(7, 1 + 0.28 * len(frame)))
-
-
 def estimates(ctx: Context) -> Section:
     s = Section("estimates", "Posterior estimates", "filled")
     if ctx.post is None:
@@ -364,37 +368,12 @@ def estimates(ctx: Context) -> Section:
     s.blocks.append(Table(format_frame(frame), f"Estimates with {pct} HDI"))
     bounded = frame[(frame["hdi_lower"] >= -1) & (frame["hdi_upper"] <= 1)].head(40)
     if len(bounded):
-        s.blocks.append(Figure(_forest(bounded, f"Posterior mean and {pct} HDI"),
+        s.blocks.append(Figure(forest_png(bounded, f"Posterior mean and {pct} HDI"),
                                f"Posterior means (dots) and {pct} HDIs (lines)"))
     return s
 
 
 # -- 7. posterior predictive check --------------------------------------------------------
-def _ppc_figure(ctx: Context) -> bytes:
-    obs = ctx.counts
-    rep = idata_mod.group(ctx.idata, "posterior_predictive")["counts"]
-    unit = obs.dims[0]
-    units = [str(v) for v in obs[unit].values][:4]
-
-    def draw(fig: Any) -> None:
-        axes = fig.subplots(len(units), 1, squeeze=False)[:, 0]
-        for ax, u in zip(axes, units, strict=True):
-            y = np.asarray(obs.sel({unit: u}), dtype=float).ravel()
-            r = rep.sel({unit: u}).transpose(*SAMPLE_DIMS, ...)
-            r = np.asarray(r, dtype=float).reshape(-1, y.size)
-            lo, hi = np.quantile(r, [0.025, 0.975], axis=0)
-            x = np.arange(y.size)
-            ax.vlines(x, lo, hi, color="#0969da", lw=6, alpha=0.5, label="replicated 95%")
-            ax.plot(x, y, "o", color="#cf222e", ms=4, label="observed")
-            labels = [" ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in
-                      obs.sel({unit: u}).to_series().index]
-            ax.set_xticks(x, labels, fontsize=7, rotation=90 if len(x) > 12 else 0)
-            ax.set_title(f"{unit} {u}", fontsize=9)
-        axes[0].legend(fontsize=7)
-
-    return figure_png(draw, size=(7, 2.2 * len(units)))
-
-
 def predictive(ctx: Context) -> Section:
     s = Section("predictive-check", "Posterior predictive check", "filled")
     need = ("posterior", "posterior_predictive", "observed_data")
@@ -421,8 +400,9 @@ def predictive(ctx: Context) -> Section:
                              "freedom (saturated): it can reproduce any table, so this check "
                              "has no power here."))
     s.blocks.append(Table(format_frame(check.to_frame()), "Posterior predictive check"))
-    s.blocks.append(Figure(_ppc_figure(ctx), "Observed counts (dots) and the central 95% of "
-                           "replicated counts (bars)"))
+    replicated = idata_mod.group(ctx.idata, "posterior_predictive")["counts"]
+    s.blocks.append(Figure(predictive_png(ctx.counts, replicated), "Observed counts (dots) "
+                           "and the central 95% of replicated counts (bars)"))
     return s
 
 
