@@ -295,14 +295,17 @@ def data(ctx: Context) -> Section:
                             "observed_data group).")
     if ctx.latent:
         names = ", ".join(ctx.coords("classifier")) or "the classifiers"
-        s.blocks.append(Text(f"Each pattern lists the results of {names}, in that order: + "
-                             "positive, - negative, ? no result; '|D+' / '|D-' marks a case "
-                             "verified as positive / negative."))
+        groups = ctx.patterns
+        legend = "+ positive, - negative" + (", ? no result" if groups["missing"] else "")
+        verified = ("; '|D+' / '|D-' marks a case verified as positive / negative"
+                    if groups["verified"] else "")
+        s.blocks.append(Text(f"Each pattern lists the results of {names}, in that order: "
+                             f"{legend}{verified}."))
         frame = counts.transpose(..., "pattern").to_pandas()
         frame = frame if isinstance(frame, pd.DataFrame) else frame.to_frame().T
         captions = {"complete": "All results present", "missing": "With missing results",
                     "verified": "Verified cases (true class known)"}
-        for key, cols in ctx.patterns.items():
+        for key, cols in groups.items():
             if cols:
                 part = frame[cols].copy()
                 part["n"] = part.sum(axis=1)

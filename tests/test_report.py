@@ -218,6 +218,7 @@ def test_data_tables_and_predictive_check_are_the_fits():
     for unit in ("pop1", "pop2", "all"):
         assert close(ppc.loc[unit, "p_value"], check.loc[unit, "p_value"])
     assert "saturated" in md  # 6 parameters for 6 degrees of freedom
+    assert "? no result" not in md and "|D+" not in md  # neither occurs in these data
 
 
 def test_missing_results_and_verified_cases_are_grouped():
@@ -236,6 +237,8 @@ def test_missing_results_and_verified_cases_are_grouped():
     assert list(tables["Verified cases (true class known)"]["n"]) == ["20", "7"]
     text = " ".join(b.text for b in report_sections.model(ctx).blocks)
     assert "missing at random" in text and "partial verification" in text
+    legend = section.blocks[0].text
+    assert "? no result" in legend and "'|D+' / '|D-'" in legend
 
 
 def test_what_a_fit_does_not_hold_is_listed_never_invented():
