@@ -178,7 +178,7 @@ def report(scenario: str, results: list[Study]) -> None:
     print(f"dse                                     mean {np.mean([r.dse for r in results]):.1f}")
     if scenario == "independent":
         print("AIC asymptotics for independent data (Stone 1977): gain ~ chi2(2)/2 - 2, i.e. "
-              "mean -1, sd 1, ranks first with probability exp(-2) = 14%")
+              "mean -1, sd 1, ranks first with probability exp(-2) = 13.5%")
     for name in MODELS:
         warn = sum(r.pareto_warning[name] for r in results)
         div = [r.divergences[name] for r in results]
