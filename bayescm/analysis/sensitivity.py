@@ -345,7 +345,7 @@ def prior_sensitivity(
                             family.prior_record(m_spec), record))
 
     alt = pd.DataFrame(records, index=pd.Index(list(built), name="alternative"))
-    table = _relative(pd.concat(blocks))
+    table = _relative(_in_order(pd.concat(blocks)))
     not_ok = alt.index[~alt["converged"]].tolist()
     if not_ok:
         warnings.warn(
@@ -504,6 +504,16 @@ def _rows(name: str, idata: Any, parameters: Sequence[str], hdi_prob: float,
     if "identifiability" in fit_record:
         out["identifiability"] = fit_record["identifiability"]
     return out
+
+
+def _in_order(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows as they are, with index levels in order of appearance: the codes are then
+    sorted, so ``.loc`` by alternative, parameter and unit is fast and warns of nothing."""
+    index = table.index
+    values = [index.get_level_values(i) for i in range(index.nlevels)]
+    levels = [pd.Index(pd.unique(v)) for v in values]
+    codes = [lvl.get_indexer(v) for lvl, v in zip(levels, values, strict=True)]
+    return table.set_axis(pd.MultiIndex(levels=levels, codes=codes, names=index.names))
 
 
 def _relative(table: pd.DataFrame) -> pd.DataFrame:
