@@ -393,7 +393,8 @@ PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exa
           "bayescm.analysis.posterior", "bayescm.analysis.prevalence_multiclass",
           "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
           "bayescm.elicitation",
-          "bayescm.analysis.sample_size_plan", "bayescm.analysis.sensitivity"]
+          "bayescm.analysis.sample_size_plan", "bayescm.analysis.sensitivity",
+          "bayescm.analysis.sensitivity_table"]
 
 
 @pytest.mark.parametrize("name", PUBLIC)

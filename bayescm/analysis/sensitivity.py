@@ -18,31 +18,25 @@ identifiability verdict and saved record exact.
 
 from __future__ import annotations
 
-import html
 import inspect
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from bayescm import idata as idata_mod
+from bayescm.analysis.sensitivity_table import BASELINE, PriorSensitivity, assemble, rows_of
 from bayescm.models.family import Family, ModelSpec, family_of, is_unmodified, spec_of
 from bayescm.priors import Beta, Dirichlet, PriorError
-from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
-from bayescm.summary import stats_columns
+from bayescm.stats import check_hdi_prob
 
 if TYPE_CHECKING:
     import pymc as pm
-    from matplotlib.axes import Axes
 
 __all__ = ["BASELINE", "DEFAULTS", "PriorSensitivity", "prior_sensitivity", "scaled_prior"]
 
-BASELINE = "baseline"
-"""Name of the model's own priors in the result."""
 DEFAULTS = ("flat", "defaults")
 """Strings that stand for the family's default priors (flat for the built-in families)."""
 # fit's groups that a sensitivity analysis does not read: left out unless asked for
@@ -70,96 +64,6 @@ def scaled_prior(prior: Any, s: float) -> Any:
     if isinstance(prior, Dirichlet):
         return Dirichlet(1 + s * (np.asarray(prior.alpha, dtype=float) - 1))
     return prior
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PriorSensitivity:
-    """Result of :func:`prior_sensitivity`.
-
-    Attributes
-    ----------
-    table
-        Index ``(alternative, parameter, unit)`` (``unit`` joins a scalar's
-        coordinates with ``/``, e.g. ``"site1"`` or ``"cm/tp"``; ``""`` for a scalar),
-        the baseline first.  Columns: ``mean``, ``sd``, ``hdi_lower``, ``hdi_upper``
-        (the ``hdi_prob`` HDI), ``shift`` (change of the posterior mean from the
-        baseline in baseline posterior sds), ``width_ratio`` (HDI width over the
-        baseline's), ``prior`` (this unit's prior in this alternative; ``""`` for a
-        derived quantity), ``r_hat``, ``ess_bulk``, ``ess_tail`` (of this scalar;
-        R-hat NaN for i.i.d. draws), ``divergences`` and ``converged`` (the fit's
-        verdict on all the model's parameters), and ``identifiability`` (the
-        family's verdict for these priors) when the family has one.
-    fits
-        ``alternative -> InferenceData``.
-    alternatives
-        One row per alternative: ``priors`` (every prior used, as a string),
-        ``engine``, ``seconds`` (rebuild and fit), ``converged``, ``divergences``,
-        ``convergence`` (the verdict in words) and, when the family has one,
-        ``identifiability`` and ``identifiability_message``.
-    family, hdi_prob, parameters, random_seed
-        What was analysed and how (the seed every fit used).
-    """
-
-    table: pd.DataFrame
-    fits: dict[str, Any]
-    alternatives: pd.DataFrame
-    family: str
-    hdi_prob: float
-    parameters: list[str]
-    random_seed: int
-    chains: int = 0
-    draws: int = 0
-
-    def to_frame(self) -> pd.DataFrame:
-        """The :attr:`table` (a copy); ``attrs`` hold ``hdi_prob``, ``family``, the seed."""
-        frame = self.table.copy()
-        frame.attrs = {"hdi_prob": self.hdi_prob, "family": self.family,
-                       "random_seed": self.random_seed}
-        return frame
-
-    @property
-    def shifts(self) -> pd.DataFrame:
-        """``shift`` with one column per alternative (rows ``parameter, unit``)."""
-        wide = self.table["shift"].unstack("alternative")
-        order = [a for a in self.alternatives.index if a != BASELINE]
-        rows = self.table.loc[BASELINE].index
-        return wide.reindex(index=rows, columns=order)
-
-    def plot(self, *, ax: Axes | None = None) -> Axes:
-        """Forest plot: per parameter and unit, each alternative's HDI and mean next to
-        the baseline's (:func:`bayescm.plots.prior_sensitivity`)."""
-        from bayescm.plots.sensitivity import prior_sensitivity as draw
-
-        return draw(self, ax=ax)
-
-    def _parts(self) -> tuple[str, str, list[str]]:
-        """Headline, the shifts as text, and notes (convergence, identifiability)."""
-        alt = self.alternatives
-        others = [a for a in alt.index if a != BASELINE]
-        refit = alt.loc[others or list(alt.index), "seconds"]
-        head = (f"PriorSensitivity({self.family}: baseline and {len(others)} alternative(s); "
-                f"{self.chains} chains x {self.draws} draws each; "
-                f"{float(np.median(refit)):.2f} s per refit)")
-        shifts = ("shift of the posterior mean from the baseline, in baseline sds:\n"
-                  + self.shifts.round(2).to_string()) if others else ""
-        notes = []
-        bad = alt.index[~alt["converged"].astype(bool)].tolist()
-        if bad:
-            notes.append(f"NOT converged: {', '.join(bad)} (see .alternatives['convergence']).")
-        if "identifiability" in alt:
-            notes.append("identified by: " + ", ".join(
-                f"{a}: {v}" for a, v in alt["identifiability"].items()))
-        return head, shifts, notes
-
-    def __repr__(self) -> str:
-        head, shifts, notes = self._parts()
-        return "\n".join(x for x in (head, shifts, *notes) if x)
-
-    def _repr_html_(self) -> str:
-        head, _, notes = self._parts()
-        return (f"<p><b>{html.escape(head)}</b></p>"
-                + "".join(f"<p>{html.escape(x)}</p>" for x in notes)
-                + self.table.to_html(float_format="{:.4g}".format, max_rows=60))
 
 
 def prior_sensitivity(
@@ -282,6 +186,7 @@ def prior_sensitivity(
     hdi_prob = check_hdi_prob(hdi_prob)
     factors = _factors(scale)
     named = _alternatives(alternatives)
+    scaled = {f"scaled {s:g}": s for s in factors}
     names = [BASELINE, *named, *(f"scaled {s:g}" for s in factors)]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
@@ -291,61 +196,32 @@ def prior_sensitivity(
     if bad:
         raise ValueError(f"prior_sensitivity passes extra keywords to bcm.fit, which does not "
                          f"take {bad}.")
-    base = family.prior_record(spec)
-    options = dict(spec.options)
-    if "identifiability" in options:  # record the verdict instead of warning per refit
-        options["identifiability"] = "ignore"
-    # every model is built before anything is sampled: a bad alternative fails at once
-    built: dict[str, tuple[Any, float]] = {BASELINE: (model, 0.0)}
-    for name in names[1:]:
-        start = time.perf_counter()
-        if name in named:
-            priors = _override(base, named[name], name)
-        else:
-            s = factors[names.index(name) - 1 - len(named)]
-            priors = {k: {u: scaled_prior(p, s) for u, p in per.items()}
-                      for k, per in base.items()}
-        built[name] = (family.rebuild(spec.data, priors, options), time.perf_counter() - start)
+    built = _rebuilt(model, spec, family, named, scaled)
     parameters = _parameters(parameters, family, spec)
     seed = (int(np.random.default_rng().integers(2**31 - 1)) if random_seed is None
             else random_seed)
     kwargs = {**_LEAN, "metrics": _metrics(parameters, model), **fit_kwargs,
               "draws": draws, "tune": tune, "chains": chains, "random_seed": seed}
+    from bayescm.convergence import ConvergenceWarning
 
     fits: dict[str, Any] = {}
-    records: list[dict[str, Any]] = []
-    blocks: list[pd.DataFrame] = []
-    from bayescm.convergence import ConvergenceWarning, check_convergence
-
+    records: dict[str, dict[str, Any]] = {}
+    blocks = []
     for name, (m, build_seconds) in built.items():
         start = time.perf_counter()
         with warnings.catch_warnings():
             # one summarised warning at the end, not one per fit
             warnings.simplefilter("ignore", ConvergenceWarning)
-            idata = fit(m, **kwargs)
+            fits[name] = fit(m, **kwargs)
         seconds = build_seconds + time.perf_counter() - start
         if name == BASELINE:
-            _check_present(parameters, idata)
-        fits[name] = idata
+            _check_present(parameters, fits[name])
         m_spec = spec_of(m)
-        report = check_convergence(idata, var_names=parameters, backend="vectorised")
-        attrs = idata_mod.attrs(idata)
-        record = {
-            "priors": _priors_text(family.prior_record(m_spec)),
-            "engine": attrs.get("engine"), "seconds": seconds,
-            "converged": bool(attrs.get("converged", report.ok)),
-            "divergences": report.divergences, "convergence": attrs.get("convergence", ""),
-        }
-        ident = m_spec.extra.get("identifiability")
-        if ident is not None:
-            record["identifiability"] = getattr(ident, "status", str(ident))
-            record["identifiability_message"] = getattr(ident, "message", str(ident))
-        records.append(record)
-        blocks.append(_rows(name, idata, parameters, hdi_prob, report.table,
-                            family.prior_record(m_spec), record))
-
-    alt = pd.DataFrame(records, index=pd.Index(list(built), name="alternative"))
-    table = _relative(_in_order(pd.concat(blocks)))
+        records[name], rows = rows_of(name, fits[name], parameters, hdi_prob,
+                                      family.prior_record(m_spec),
+                                      m_spec.extra.get("identifiability"), seconds)
+        blocks.append(rows)
+    table, alt = assemble(records, blocks)
     not_ok = alt.index[~alt["converged"]].tolist()
     if not_ok:
         warnings.warn(
@@ -355,6 +231,31 @@ def prior_sensitivity(
             ConvergenceWarning, stacklevel=2)
     return PriorSensitivity(table, fits, alt, spec.family, hdi_prob, parameters, seed,
                             chains=chains, draws=draws)
+
+
+def _rebuilt(model: Any, spec: ModelSpec, family: Family, named: Mapping[str, Any],
+             scaled: Mapping[str, float]) -> dict[str, tuple[Any, float]]:
+    """``name -> (model, seconds to build it)``: the baseline, then each alternative
+    rebuilt by the family with its priors.
+
+    Every model is built before anything is sampled, so a bad alternative fails at
+    once.  A builder with an ``identifiability`` option is told not to warn: the
+    verdict goes into the table.
+    """
+    base = family.prior_record(spec)
+    options = dict(spec.options)
+    if "identifiability" in options:
+        options["identifiability"] = "ignore"
+    out: dict[str, tuple[Any, float]] = {BASELINE: (model, 0.0)}
+    for name in [*named, *scaled]:
+        start = time.perf_counter()
+        if name in named:
+            priors = _override(base, named[name], name)
+        else:
+            priors = {k: {u: scaled_prior(p, scaled[name]) for u, p in per.items()}
+                      for k, per in base.items()}
+        out[name] = (family.rebuild(spec.data, priors, options), time.perf_counter() - start)
+    return out
 
 
 # -- checks -----------------------------------------------------------------------------
@@ -374,6 +275,8 @@ def _check_model(model: Any) -> tuple[ModelSpec, Family]:
 def _factors(scale: Any) -> list[float]:
     if scale is None:
         return []
+    if isinstance(scale, str):
+        raise ValueError(f"scale takes factors in [0, 1] (numbers), got {scale!r}.")
     values = [scale] if isinstance(scale, int | float | np.number) else list(scale)
     out = []
     for s in values:
@@ -459,75 +362,3 @@ def _check_present(parameters: Sequence[str], idata: Any) -> None:
     if missing:
         raise KeyError(f"Parameter(s) {missing} are not in the posterior; choose from "
                        f"{sorted(map(str, post.data_vars))}.")
-
-
-# -- the table --------------------------------------------------------------------------
-def _priors_text(record: Mapping[str, Mapping[str, Any]]) -> str:
-    return "; ".join(f"{k}: " + ", ".join(f"{u}={p!r}" for u, p in per.items())
-                     for k, per in record.items())
-
-
-def _units(da: Any) -> tuple[list[tuple[str, ...]], list[str]]:
-    dims = [d for d in da.dims if d not in SAMPLE_DIMS]
-    if not dims:
-        return [()], dims
-    idx = pd.MultiIndex.from_product([[str(v) for v in da[d].values] for d in dims])
-    return [tuple(i) if isinstance(i, tuple) else (i,) for i in idx], dims
-
-
-def _rows(name: str, idata: Any, parameters: Sequence[str], hdi_prob: float,
-          diagnostics: pd.DataFrame, record: Mapping[str, Mapping[str, Any]],
-          fit_record: Mapping[str, Any]) -> pd.DataFrame:
-    post = idata_mod.group(idata, "posterior")
-    frames = []
-    for p in parameters:
-        da = post[p]
-        units, dims = _units(da)
-        flat = da.transpose(*dims, *SAMPLE_DIMS).values.reshape(len(units), -1)
-        cols = stats_columns(flat, hdi_prob)
-        # the convergence report labels scalars as ArviZ does: name[coord, coord]
-        labels = [p if not u else f"{p}[{', '.join(u)}]" for u in units]
-        diag = diagnostics.reindex(labels)
-        per = record.get(p, {})
-        priors = [next((repr(per[c]) for c in u if c in per), "") for u in units]
-        frame = pd.DataFrame({
-            "mean": cols["mean"], "sd": cols["sd"], "hdi_lower": cols["hdi_lower"],
-            "hdi_upper": cols["hdi_upper"], "prior": priors,
-            "r_hat": diag["r_hat"].to_numpy(), "ess_bulk": diag["ess_bulk"].to_numpy(),
-            "ess_tail": diag["ess_tail"].to_numpy(),
-        }, index=pd.MultiIndex.from_tuples([(name, p, "/".join(u)) for u in units],
-                                           names=["alternative", "parameter", "unit"]))
-        frames.append(frame)
-    out = pd.concat(frames)
-    out["divergences"] = fit_record["divergences"]
-    out["converged"] = fit_record["converged"]
-    if "identifiability" in fit_record:
-        out["identifiability"] = fit_record["identifiability"]
-    return out
-
-
-def _in_order(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows as they are, with index levels in order of appearance: the codes are then
-    sorted, so ``.loc`` by alternative, parameter and unit is fast and warns of nothing."""
-    index = table.index
-    values = [index.get_level_values(i) for i in range(index.nlevels)]
-    levels = [pd.Index(pd.unique(v)) for v in values]
-    codes = [lvl.get_indexer(v) for lvl, v in zip(levels, values, strict=True)]
-    return table.set_axis(pd.MultiIndex(levels=levels, codes=codes, names=index.names))
-
-
-def _relative(table: pd.DataFrame) -> pd.DataFrame:
-    """Add ``shift`` and ``width_ratio`` against the baseline's rows."""
-    base = table.loc[BASELINE]
-    keys = table.index.droplevel("alternative")
-    mean, sd = base["mean"].reindex(keys).to_numpy(), base["sd"].reindex(keys).to_numpy()
-    width = (base["hdi_upper"] - base["hdi_lower"]).reindex(keys).to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shift = (table["mean"].to_numpy() - mean) / sd
-        ratio = (table["hdi_upper"] - table["hdi_lower"]).to_numpy() / width
-    at = list(table.columns).index("hdi_upper") + 1
-    table.insert(at, "shift", shift)
-    table.insert(at + 1, "width_ratio", ratio)
-    return table
-
-

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescm.analysis.sensitivity import BASELINE, PriorSensitivity
+from bayescm.analysis.sensitivity_table import BASELINE, PriorSensitivity
 from bayescm.plots._common import new_axes
 
 if TYPE_CHECKING:
