@@ -24,6 +24,7 @@ per comparison).  MCMC shifts use each fit's bulk ESS instead of N.
 from __future__ import annotations
 
 import functools
+import math
 import pathlib
 import re
 import warnings
@@ -35,6 +36,7 @@ import numba.core.compiler as numba_compiler
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import strategies as st
 from pytensor.compile.function.types import FunctionMaker
 from scipy import stats
 
@@ -43,6 +45,8 @@ from bayescm import engines, inference
 from bayescm.convergence import ConvergenceWarning
 from bayescm.models.hui_walter import IdentifiabilityWarning
 from bayescm.priors import Beta, Dirichlet, PriorError
+
+from .test_properties import bad_prob, beta_param, bounded, cells, cm_of, prob, prop, rejects
 
 matplotlib.use("Agg")
 
@@ -350,3 +354,39 @@ def test_card_example_runs_and_says_what_it_shows():
         assert -1.1 < shift[row] < -0.3
     assert list(sens.alternatives.index) == ["baseline", "flat", "scaled 0.5"]
     assert sens.alternatives["converged"].all()
+
+
+# -- properties (hypothesis): valid inputs keep the invariants, invalid ones get our errors --
+@prop(c=cells(), a=beta_param, b=beta_param, s=st.floats(0, 1), hdi_prob=prob,
+      draws=st.integers(4, 200), chains=st.integers(1, 2), seed=st.integers(0, 2**31 - 1))
+def test_any_valid_prior_and_factor_gives_a_consistent_table(c, a, b, s, hdi_prob, draws,
+                                                             chains, seed):
+    model = bcm.models.three_beta(cm_of(c), priors={"tpr": (a, b)})
+    sens = bounded(bcm.analysis.prior_sensitivity, model, "flat", scale=s, sampler="exact",
+                   draws=draws, chains=chains, hdi_prob=hdi_prob, random_seed=seed)
+    table = sens.table
+    assert list(sens.alternatives.index) == ["baseline", "flat", f"scaled {s:g}"]
+    assert len(table) == 9 and np.isfinite(table[["mean", "sd", "hdi_lower"]]).all().all()
+    assert ((table["hdi_lower"] >= 0) & (table["hdi_lower"] <= table["hdi_upper"])
+            & (table["hdi_upper"] <= 1)).all()
+    base = table.loc["baseline"]
+    assert (base["shift"].fillna(0) == 0).all()
+    assert table.loc[(f"scaled {s:g}", "tpr", "cm"), "prior"] == repr(
+        Beta(1 + s * (a - 1), 1 + s * (b - 1)))
+    assert table.loc[("flat", "tnr", "cm"), "prior"] == "Beta(1, 1)"
+
+
+@prop(c=cells(), hdi_prob=bad_prob,
+      scale=st.one_of(st.floats(allow_nan=True).filter(lambda x: not 0 <= x <= 1),
+                      st.just(math.inf), st.text(max_size=3), st.booleans(),
+                      st.just([0.5, "x"]), st.just({0.5: 1})),
+      alternatives=st.one_of(st.integers(), st.just([1, 2]), st.just("nope"),
+                             st.just({"x": 1.5}), st.just({"x": {"nope": (1, 1)}}),
+                             st.just({"x": {"tpr": (-1, 1)}}), st.just({"x": {"tpr": "beta"}})))
+def test_bad_arguments_get_our_errors(c, hdi_prob, scale, alternatives):
+    model = bcm.models.three_beta(cm_of(c))
+    rejects(bcm.analysis.prior_sensitivity, model, scale=scale, sampler="exact", draws=10)
+    rejects(bcm.analysis.prior_sensitivity, model, alternatives, sampler="exact", draws=10)
+    rejects(bcm.analysis.prior_sensitivity, model, hdi_prob=hdi_prob, sampler="exact",
+            draws=10)
+    rejects(bcm.analysis.prior_sensitivity, "not a model")

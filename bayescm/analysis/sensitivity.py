@@ -278,9 +278,13 @@ def _check_model(model: Any) -> tuple[ModelSpec, Family]:
 def _factors(scale: Any) -> list[float]:
     if scale is None:
         return []
-    if isinstance(scale, str):
-        raise ValueError(f"scale takes factors in [0, 1] (numbers), got {scale!r}.")
-    values = [scale] if isinstance(scale, int | float | np.number) else list(scale)
+    if isinstance(scale, int | float | np.number):
+        values = [scale]
+    elif isinstance(scale, Sequence | np.ndarray) and not isinstance(scale, str):
+        values = list(np.ravel(np.asarray(scale, dtype=object)))
+    else:
+        raise ValueError(f"scale takes a factor in [0, 1] or a sequence of them, got "
+                         f"{scale!r}.")
     out = []
     for s in values:
         if (isinstance(s, bool) or not isinstance(s, int | float | np.number)
