@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import bayescm as bcm
 from bayescm import cli, exact, intervals
+from bayescm.agreement import pattern_matrix, patterns
 from bayescm.models.hui_walter import IdentifiabilityError
 
 from .timebound import time_bound
@@ -148,12 +149,37 @@ def test_agreement_table_keeps_valid_counts(t, p, data):
     np.testing.assert_array_equal(tab.counts, counts)
 
 
-@prop(width=st.sampled_from([0, 1, 2, 3, 5, 6, 7]), bad=bad_count, data=st.data())
+@prop(width=st.sampled_from([0, 1, 3, 5, 6, 7]), bad=bad_count, data=st.data())
 def test_agreement_table_rejects_invalid_counts(width, bad, data):
     good = data.draw(st.lists(count, min_size=4, max_size=4).filter(any))
     assert isinstance(rejects(bcm.AgreementTable, [1] * width), bcm.CountsError)
     assert isinstance(rejects(bcm.AgreementTable, [*good[:3], bad]), bcm.CountsError)
     assert isinstance(rejects(bcm.AgreementTable, [[good]]), bcm.CountsError)
+
+
+call = st.sampled_from([0, 1, None])
+
+
+@prop(t=st.integers(1, 3), data=st.data())
+def test_agreement_table_from_incomplete_predictions(t, data):
+    # any mix of missing results and verified cases: every case is counted once, in a
+    # canonical cell, and each block's cell probabilities sum to one
+    n = data.draw(st.integers(1, 30))
+    preds = [data.draw(st.lists(call, min_size=n, max_size=n)) for _ in range(t)]
+    truth = data.draw(st.lists(call, min_size=n, max_size=n))
+    if all(v is None for p in preds for v in p) and all(v is None for v in truth):
+        assert isinstance(rejects(bcm.AgreementTable.from_predictions, *preds, y_true=truth),
+                          bcm.CountsError)
+        return
+    tab = bounded(bcm.AgreementTable.from_predictions, *preds, y_true=truth, positive=1)
+    assert int(tab.counts.sum()) == n and tab.patterns[: 2**t] == patterns(t)
+    d = tab.design()
+    rng = np.random.default_rng(0)
+    se, sp, prev = rng.uniform(0.5, 1, t), rng.uniform(0.5, 1, t), rng.uniform()
+    r = pattern_matrix(t)
+    prob = (prev * d.pos @ np.prod(np.where(r == 1, se, 1 - se), axis=1)
+            + (1 - prev) * d.neg @ np.prod(np.where(r == 1, 1 - sp, sp), axis=1))
+    np.testing.assert_allclose(np.bincount(d.block, weights=prob), 1.0, rtol=1e-12)
 
 
 # -- builders (build only) ----------------------------------------------------------------

@@ -527,11 +527,12 @@ class HuiWalter(Family):
 
     def encode_data(self, data: AgreementTable) -> dict[str, list]:
         return {"counts": data.counts.tolist(), "classifiers": list(data.classifiers),
-                "populations": list(data.populations)}
+                "populations": list(data.populations), "patterns": list(data.patterns)}
 
     def decode_data(self, payload: Mapping[str, list]) -> AgreementTable:
         return AgreementTable(payload["counts"], classifiers=payload["classifiers"],
-                              populations=payload["populations"])
+                              populations=payload["populations"],
+                              patterns=payload.get("patterns"))
 
 
 register_family(HuiWalter(hui_walter))
