@@ -283,6 +283,24 @@ def test_prior_sensitivity_from_a_result_or_a_frame():
         bcm.report(latent_fit(), sensitivity=[1, 2])
 
 
+def test_prior_sensitivity_result_of_the_analysis():
+    cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
+    model = bcm.models.three_beta(cm, priors={"tpr": bcm.priors.Beta(20, 4)})
+    result = bcm.analysis.prior_sensitivity(model, sampler="exact", random_seed=1)
+    rep = bcm.report(result.fits["baseline"], sensitivity=result)
+    md = rep.markdown()
+    shown = md_table(md, "Posterior under alternative priors").set_index(
+        ["alternative", "parameter", "unit"])
+    table = result.to_frame()
+    assert len(shown) == len(table)
+    for key, row in table.iterrows():
+        for col in ("mean", "hdi_lower", "hdi_upper", "shift", "width_ratio"):
+            assert close(shown.loc[key, col], row[col]), (key, col)
+        assert shown.loc[key, "prior"] == row["prior"]
+    assert list(md_table(md, "Alternatives")["alternative"]) == list(result.alternatives.index)
+    assert "Posterior mean and HDI under each alternative" in md  # the result's own plot
+
+
 def test_labelled_fit_reports_summary_without_latent_class_items(tmp_path):
     idata = labelled_fit()
     rep = bcm.report(idata, tmp_path / "r.md", title="Cocaine test", notes="Pilot study.")
