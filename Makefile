@@ -21,11 +21,12 @@ demo: $(STAMP)
 engines:
 	$(PYTHON) tools/engines.py ensure
 
+# -n auto: one pytest worker per core (the suite is CPU-bound; tests share no files)
 test: $(STAMP) engines
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 test-all: $(STAMP) engines
-	$(BIN)/python -m pytest -q -m "slow or not slow"
+	$(BIN)/python -m pytest -q -n auto -m "slow or not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
