@@ -107,10 +107,18 @@ def hui_walter(
 ) -> pm.Model:
     r"""Build the Hui–Walter latent-class model of T classifiers on P unlabelled populations.
 
+    Cases with missing results (cells such as ``"+?"``) sum them out, and verified
+    cases (``"+-|D+"``) contribute the joint probability of their class and results
+    (valid when missingness and verification depend only on observed results; see
+    :mod:`bayescm.agreement_cells`).  One classifier (T = 1) is allowed: on unlabelled
+    data its posterior is the prior updated by the share of positive calls, and the
+    identifiability warning says so.
+
     Parameters
     ----------
     table
-        An :class:`bayescm.AgreementTable`.
+        An :class:`bayescm.AgreementTable` (complete, or with missing results and
+        verified cases).
     priors
         Overrides by name: ``"sensitivity"``, ``"specificity"`` (per classifier) and
         ``"prevalence"`` (per population), each a :class:`~bayescm.priors.Beta` (or
@@ -119,7 +127,7 @@ def hui_walter(
     conditional_dependence
         ``True`` for every pair of classifiers, or a list of pairs of classifier
         names, to add covariances between their errors within the positives and
-        within the negatives (Dendukuri & Joseph 2001).
+        within the negatives (Dendukuri & Joseph 2001).  Needs T >= 2.
     identifiability
         ``"warn"`` (default), ``"raise"`` (raise :class:`IdentifiabilityError` when
         neither data nor priors identify the model) or ``"ignore"``.
@@ -129,8 +137,10 @@ def hui_walter(
     pymc.Model
         Free ``sensitivity``, ``specificity`` (dim ``classifier``), ``prevalence``
         (dim ``population``); with dependence ``cov_se``, ``cov_sp`` (dim ``pair``);
-        deterministic ``pattern_prob`` (dims ``population, pattern``); observed
-        ``counts``.  Label switching is ruled out by construction:
+        deterministic ``pattern_prob`` (dims ``population, pattern``: the probability
+        of every cell); observed ``counts`` (``pm.Multinomial`` for a complete table;
+        otherwise a ``pm.CustomDist`` whose log density is one multinomial per
+        population and block).  Label switching is ruled out by construction:
         ``specificity`` lies in ``(1 - sensitivity, 1)``, and the prior on each
         classifier's (Se, Sp) is the product of its Beta priors truncated to
         Se + Sp > 1.
@@ -143,6 +153,10 @@ def hui_walter(
     >>> m = bcm.models.hui_walter(tab, priors={"sensitivity": {"A": bcm.priors.Beta(20, 4)}})
     >>> sorted(v.name for v in m.free_RVs)
     ['prevalence', 'sensitivity', 'specificity']
+    >>> part = bcm.AgreementTable.from_counts({"++": 40, "+-": 3, "-+": 7, "--": 100,
+    ...                                        "+?": 6, "++|D+": 9, "--|D-": 14})
+    >>> bcm.models.hui_walter(part)["counts"].owner.op.__class__.__name__[:10]
+    'CustomDist'
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
