@@ -25,7 +25,7 @@ from scipy import integrate, stats
 import bayescm as bcm
 from bayescm import jags
 from bayescm.models import IdentifiabilityWarning, family_of, spec_of
-from bayescm.models.hui_walter import _block_logp, pattern_probabilities
+from bayescm.models.hui_walter import _block_logp, _scaled, pattern_probabilities
 from bayescm.priors import Beta
 
 CARD = pathlib.Path(__file__).resolve().parents[1] / "models" / "hui_walter" / "README.md"
@@ -308,6 +308,18 @@ def test_missing_results_outputs():
                                                      "pattern").values
     np.testing.assert_allclose(ll.sum("case").values,
                                (tab.counts * np.log(prob)).sum((-1, -2)), rtol=1e-9)
+
+
+def test_other_predictive_sizes_keep_block_shares():
+    """fit(predictive_n=n): blocks keep the observed shares of each population's cases,
+    rounded by largest remainders so that they add up to n."""
+    totals = np.array([[70, 20, 10], [5, 0, 1]])
+    np.testing.assert_array_equal(_scaled(totals, np.array([100, 6])), totals)
+    scaled = _scaled(totals, np.array([33, 1000]))
+    np.testing.assert_array_equal(scaled.sum(1), [33, 1000])
+    exact = totals * (np.array([33, 1000]) / totals.sum(1))[:, None]
+    assert (np.abs(scaled - exact) < 1).all()
+    np.testing.assert_array_equal(scaled[1, 1], 0)
 
 
 @pytest.mark.slow
