@@ -23,11 +23,12 @@ _quiet.install()
 
 __version__ = "0.1.0"
 
-# The data types, and ``summary``, whose name is also its module's (importing the
-# module bayescm.summary would otherwise set bcm.summary to the module), are imported
-# now: NumPy, pandas and xarray only.
+# The data types, and ``summary`` and ``report``, whose names are also their modules'
+# (importing the module bayescm.summary would otherwise set bcm.summary to the module),
+# are imported now: NumPy, pandas and xarray only.
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
+from bayescm.report import report  # noqa: E402
 from bayescm.summary import summary  # noqa: E402
 
 # public name -> module that defines it (a submodule itself when the name is one)
@@ -79,6 +80,7 @@ __all__ = [
     "posterior_predictive_check",
     "priors",
     "rebuild",
+    "report",
     "save",
     "stats",
     "summary",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from bayescm.models.family import Family, ModelSpec
 
-__all__ = ["FileMismatchWarning", "encode_spec", "load", "rebuild", "save"]
+__all__ = ["FileMismatchWarning", "encode_spec", "load", "read_spec", "rebuild", "save"]
 
 _FORMAT = 1
 
@@ -41,8 +41,9 @@ class FileMismatchWarning(UserWarning):
 def _encode_prior(prior: Any) -> dict[str, Any]:
     # nested lists for a matrix Dirichlet (rows of multiclass_rows)
     out = {"kind": type(prior).__name__, "params": np.asarray(prior.params, float).tolist()}
-    if getattr(prior, "elicited", None):  # only when stated: older records stay identical
-        out["elicited"] = prior.elicited
+    for note in ("elicited", "rationale"):  # only when stated: older records stay identical
+        if getattr(prior, note, None):
+            out[note] = getattr(prior, note)
     return out
 
 
@@ -51,10 +52,10 @@ def _decode_prior(payload: Mapping[str, Any]) -> Any:
     cls = getattr(prior_specs, kind, None)
     if cls is None:
         raise ValueError(f"Unknown prior kind {kind!r} in a saved model.")
-    elicited = payload.get("elicited")
+    notes = {note: payload.get(note) for note in ("elicited", "rationale")}
     if kind == "Dirichlet":
-        return cls(tuple(params), elicited=elicited)
-    return cls(*params, elicited=elicited)
+        return cls(tuple(params), **notes)
+    return cls(*params, **notes)
 
 
 def encode_spec(family: Family, spec: ModelSpec) -> str:
@@ -172,15 +173,33 @@ def rebuild(idata: az.InferenceData) -> pm.Model:
         When ``idata`` has no model record (not from :func:`bayescm.fit` of a model
         built by a registered family).
     """
-    from bayescm.models.family import get_family
-
-    record = idata_mod.attrs(idata_mod.require(idata, "idata")).get("model_spec")
-    if not record:
+    recorded = read_spec(idata_mod.require(idata, "idata"))
+    if recorded is None:
         raise ValueError("This InferenceData records no model (it was not made by bcm.fit of "
                          "a model from bayescm.models); nothing to rebuild.")
+    family, spec, priors = recorded
+    return family.rebuild(spec.data, priors, spec.options)
+
+
+def read_spec(idata: az.InferenceData
+              ) -> tuple[Family, ModelSpec, dict[str, dict[str, Any]]] | None:
+    """A fit's model record without building the model (no PyMC): None when it has none.
+
+    Returns the family, a :class:`~bayescm.models.ModelSpec` (family name, decoded
+    data, the priors per unit in unit order, options; no ``var_names`` or ``extra``)
+    and the priors as recorded, ``name -> {unit: prior}`` (with their ``elicited`` and
+    ``rationale`` notes).
+    """
+    from bayescm.models.family import ModelSpec, get_family
+
+    record = idata_mod.attrs(idata).get("model_spec")
+    if not record:
+        return None
     payload = json.loads(record)
     family = get_family(payload["family"])
     data = family.decode_data(payload["data"])
     priors = {name: {u: _decode_prior(p) for u, p in per.items()}
               for name, per in payload["priors"].items()}
-    return family.rebuild(data, priors, payload["options"])
+    spec = ModelSpec(payload["family"], data, {k: list(v.values()) for k, v in priors.items()},
+                     options=dict(payload["options"]))
+    return family, spec, priors

@@ -57,8 +57,10 @@ class _TwoParameter:
 
     alpha: float
     beta: float
-    # How the prior was stated (``bayescm.elicitation``); not part of its identity.
+    # How the prior was stated (``bayescm.elicitation``) and why it was chosen (for
+    # reports, ``bcm.report``); notes, not part of its identity.
     elicited: str | None = field(default=None, compare=False, repr=False, kw_only=True)
+    rationale: str | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         for name in ("alpha", "beta"):
@@ -90,6 +92,15 @@ class Beta(_TwoParameter):
     ``alpha`` and ``beta`` act as pseudo-counts of successes and failures.
     Beta(1, 1) is uniform (Laplace), Beta(1/2, 1/2) Jeffreys, and Beta(0, 0)
     Haldane's improper prior, accepted only where the posterior is proper.
+
+    ``rationale`` says why this prior was chosen (a previous study, an expert);
+    ``elicited`` how it was stated (set by :func:`bayescm.priors.elicit_beta` and
+    its siblings).  Both are kept through fitting, ``bcm.save`` and ``bcm.load``,
+    shown by ``bcm.report``, and are not part of the prior's equality.
+
+    >>> p = Beta(20, 4, rationale="Se of the assay in an earlier labelled study")
+    >>> p == Beta(20, 4), p.rationale
+    (True, 'Se of the assay in an earlier labelled study')
     """
 
 
@@ -113,8 +124,10 @@ class Dirichlet:
 
     alpha: tuple[float, ...] | tuple[tuple[float, ...], ...]
     labels: tuple[str, ...] | None = None
-    # How the prior was stated (``bayescm.elicitation``); not part of its identity.
+    # How the prior was stated (``bayescm.elicitation``) and why it was chosen (for
+    # reports, ``bcm.report``); notes, not part of its identity.
     elicited: str | None = field(default=None, compare=False, repr=False, kw_only=True)
+    rationale: str | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         alpha, labels = self.alpha, self.labels
@@ -618,7 +631,7 @@ def resolve(
             per = [coerce(spec, kind=kind, name=key, matrix=key in matrices)] * len(names)
         if key in matrices:
             per = [Dirichlet(_as_tuple(match_rows(p, matrices[key], name=key)),
-                             elicited=p.elicited)
+                             elicited=p.elicited, rationale=p.rationale)
                    if len(p.shape) == 2 else p for p in per]
         if any(type(p) is not type(default) for p in per):
             raise PriorError(f"Prior for {key!r} must be a {type(default).__name__}.")

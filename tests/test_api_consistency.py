@@ -356,6 +356,9 @@ def result_objects():
         "Curve": curves.roc(s, y, draws=200, random_seed=1),
         "SampleSizePlan": analysis.sample_size(0.2, n_grid=[20, 50, 100], random_seed=1),
         "PredictiveCheck": bcm.posterior_predictive_check(hw),
+        "PriorSensitivity": analysis.prior_sensitivity(
+            bcm.models.three_beta(A, priors={"tpr": (20, 4)}), sampler="exact", draws=200,
+            random_seed=1),
     }
 
 
@@ -390,7 +393,8 @@ PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exa
           "bayescm.analysis.posterior", "bayescm.analysis.prevalence_multiclass",
           "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
           "bayescm.elicitation",
-          "bayescm.analysis.sample_size_plan"]
+          "bayescm.analysis.sample_size_plan", "bayescm.analysis.sensitivity",
+          "bayescm.analysis.sensitivity_table"]
 
 
 @pytest.mark.parametrize("name", PUBLIC)

@@ -65,10 +65,12 @@ def test_lazy_names_are_complete() -> None:
     import bayescm as bcm
 
     assert set(bcm.__all__) == set(bcm._LAZY) | {"__version__", "CELLS", "ConfusionMatrix",
-                                                  "CountsError", "PriorError", "summary"}
+                                                  "CountsError", "PriorError", "summary",
+                                                  "report"}
     assert set(bcm.__all__) <= set(dir(bcm))
     for name in bcm.__all__:
         assert getattr(bcm, name) is not None
     assert callable(bcm.summary) and callable(bcm.fit) and callable(bcm.save)
+    assert callable(bcm.report)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         bcm.nope  # noqa: B018

@@ -6,7 +6,8 @@ multinomial coefficient (a floating-point identity, so rtol 1e-9), with the patt
 probabilities recomputed from the posterior's Se, Sp and prevalence by brute force.
 The comparison tests fit data simulated with and without conditional dependence
 between two of three classifiers and read ``az.compare``'s elpd difference and its
-standard error.
+standard error; how often the comparison chooses right over repeated studies is in
+``tests/test_loo_rates.py`` (``-m slow``).
 """
 
 import contextlib
@@ -253,26 +254,3 @@ def test_saved_fit_keeps_the_group(tmp_path):
         idata.log_likelihood["counts"].pattern.values.tolist()
     np.testing.assert_array_equal(back.log_likelihood["counts"].values,
                                   idata.log_likelihood["counts"].values)
-
-
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::bayescm.convergence.ConvergenceWarning")  # 500 draws
-@pytest.mark.parametrize("dependent", [True, False])
-def test_comparison_rates_over_repeated_simulations(dependent):
-    """Over 20 simulated studies (2 x 1,000 cases): the dependent model is preferred
-    by more than 2 SE in at least 18 with dependence, and in at most 2 without.
-
-    (If the true rates were 0.99 and 0.01, each bound fails with probability < 2 %.)"""
-    preferred, gains = [], []
-    for seed in range(100, 120):
-        _, comparison = compared(seed, dependent, draws=500)
-        other = "independent" if comparison.index[0] == "dependent" else "dependent"
-        diff, dse = comparison.loc[other, ["elpd_diff", "dse"]]
-        sign = 1 if comparison.index[0] == "dependent" else -1
-        gains.append((sign * diff, dse))
-        preferred.append(comparison.index[0] == "dependent" and diff > 2 * dse)
-    rate = np.mean(preferred)
-    gain, dse = np.median(gains, axis=0)
-    print(f"dependent={dependent}: dependence preferred by > 2 SE in {rate:.0%} of 20 studies; "
-          f"median elpd gain of the dependent model {gain:.1f} (dse {dse:.1f})")
-    assert rate >= 0.9 if dependent else rate <= 0.1

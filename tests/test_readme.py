@@ -34,8 +34,10 @@ def test_the_readme_has_code():
     assert len(_blocks("python")) >= 4 and len(_blocks("bash")) >= 2
 
 
-def test_python_blocks_run_in_order():
+def test_python_blocks_run_in_order(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)  # files the examples write (the report) land here
 
     namespace: dict = {"__name__": "readme"}
     with warnings.catch_warnings():
@@ -49,6 +51,7 @@ def test_python_blocks_run_in_order():
                 pytest.fail(f"README python block {i + 1} failed: {err!r}\n{body}")
     plt.close("all")
     assert "idata" in namespace and "tab" in namespace
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def _commands() -> list[list[str]]:

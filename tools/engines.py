@@ -35,7 +35,7 @@ class Engine:
 
 ENGINES: dict[str, Engine] = {
     "jags": Engine("JAGS", ("jags",), ("jags",)),
-    # "chromium": Engine("Chromium", ("chromium", "chromedriver"), ("chromium", "chromium-driver")),
+    "chromium": Engine("Chromium", ("chromium", "chromedriver"), ("chromium", "chromium-driver")),
 }
 
 

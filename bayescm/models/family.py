@@ -293,6 +293,17 @@ class Family:
         """Extra top-level attributes of a fit (priors are recorded by fit)."""
         return {}
 
+    def describe(self, spec: ModelSpec) -> str:
+        """One paragraph, plain text: the model, its math and its assumptions (for reports).
+
+        ``spec`` may come from a saved record (:func:`bayescm.persist.read_spec`): data,
+        priors and options, no ``extra``.  Default: the builder's summary line.
+        """
+        doc = (self.builder.__doc__ or "").strip()
+        line = doc.splitlines()[0] if doc else f"The {self.name} model."
+        rest = line.removeprefix("Build ")
+        return rest[:1].upper() + rest[1:]
+
     def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]] | None:
         """Unit names per prior when they are not the classifiers (for the record)."""
         return None

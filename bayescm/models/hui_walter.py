@@ -519,7 +519,33 @@ class HuiWalter(Family):
                                    dims=("population", "pattern"))
 
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
-        return {"identifiability": spec.extra["identifiability"].message}
+        ident = spec.extra["identifiability"]
+        return {"identifiability": ident.message, "identifiability_status": ident.status,
+                "degrees_of_freedom": ident.degrees_of_freedom,
+                "free_parameters": ident.parameters}
+
+    def describe(self, spec: ModelSpec) -> str:
+        tab, pairs = spec.data, spec.options.get("conditional_dependence") or []
+        t, p = len(tab.classifiers), len(tab.populations)
+        dependence = (
+            "The classifiers are conditionally independent given the true class."
+            if not pairs else
+            "Conditional dependence between " + ", ".join(f"{a} and {b}" for a, b in pairs)
+            + ": a covariance among the positives and one among the negatives per pair "
+            "(Dendukuri & Joseph 2001; a second-order Bahadur expansion for more than two "
+            "classifiers), each uniform within the bounds that keep every pattern "
+            "probability valid; the other classifiers are conditionally independent.")
+        return (
+            f"Hui–Walter latent-class model (Hui & Walter 1980; Branscum, Gardner & Johnson "
+            f"2005) of {t} classifier(s) ({', '.join(tab.classifiers)}) on {p} population(s) "
+            f"({', '.join(tab.populations)}) without a reference standard. Population p has "
+            "prevalence π_p; classifier t has sensitivity Se_t and specificity Sp_t, shared by "
+            "all populations. A pattern r of results has probability "
+            "Pr_p(r) = π_p ∏_t Se_t^r_t (1 − Se_t)^(1 − r_t) + (1 − π_p) ∏_t (1 − Sp_t)^r_t "
+            "Sp_t^(1 − r_t), and the pattern counts of each population are Multinomial(n_p, "
+            f"Pr_p). {dependence} Every classifier is better than chance, Se_t + Sp_t > 1 "
+            "(the prior of each (Se_t, Sp_t) is the product of its Betas truncated there), "
+            "which rules out label switching.")
 
     def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
         return {"prevalence": spec.data.populations}

@@ -246,6 +246,17 @@ class ThreeBeta(Family):
         fixed = self._fixed(spec)
         return {} if fixed is None else {"fixed_prevalence": fixed}
 
+    def describe(self, spec: ModelSpec) -> str:
+        fixed = spec.options.get("prevalence")
+        prevalence = ("prevalence φ ~ Beta" if fixed is None else
+                      f"prevalence φ fixed at {fixed} by design")
+        return (
+            "Tötsch & Hoffmann's three-Beta model of labelled confusion matrices "
+            f"({len(spec.data.classifiers)} classifier(s)): {prevalence}, TPR ~ Beta and "
+            "TNR ~ Beta, independent; the cell probabilities are θ_tp = TPR φ, θ_fn = (1 − "
+            "TPR) φ, θ_fp = (1 − TNR)(1 − φ), θ_tn = TNR (1 − φ), and the counts (tp, fn, "
+            "fp, tn) ~ Multinomial(N, θ). Every metric is computed from θ draw by draw.")
+
     def encode_data(self, data: ConfusionMatrix) -> dict:
         return encode_confusion(data)
 

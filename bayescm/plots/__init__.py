@@ -18,13 +18,16 @@ kind of picture:
   :func:`sample_size_curve`: HDI width against test-set size (Fig. 7);
 * :mod:`~bayescm.plots.curves` -- :func:`coverage` and :func:`curve_bands`: interval
   coverage and ROC/PR curves with credible bands (Morais, "A Bayesian approach to
-  machine learning model comparison", 2023, Figs. 5, 7-8).
+  machine learning model comparison", 2023, Figs. 5, 7-8);
+* :mod:`~bayescm.plots.sensitivity` -- :func:`prior_sensitivity`: each alternative
+  prior's posterior interval next to the baseline's, per parameter (a forest).
 """
 
 from bayescm.plots.curves import coverage, curve_bands
 from bayescm.plots.decisions import leaderboard, sample_size_curve
 from bayescm.plots.pmf import metric_pmf, roc_space_pmf
 from bayescm.plots.posteriors import NO_SKILL, metric_posterior
+from bayescm.plots.sensitivity import prior_sensitivity
 
 __all__ = [
     "NO_SKILL",
@@ -33,6 +36,7 @@ __all__ = [
     "leaderboard",
     "metric_pmf",
     "metric_posterior",
+    "prior_sensitivity",
     "roc_space_pmf",
     "sample_size_curve",
 ]
