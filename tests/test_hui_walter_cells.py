@@ -313,6 +313,17 @@ def test_missing_results_outputs():
                                                      "pattern").values
     np.testing.assert_allclose(ll.sum("case").values,
                                (tab.counts * np.log(prob)).sum((-1, -2)), rtol=1e-9)
+    # the predictive check expects n_block * Pr(c) in each cell (rows of a block sum to
+    # its cases), the chi-square discrepancy written out here
+    expected = prob * (tab.counts @ onehot @ onehot.T)
+    np.testing.assert_allclose(expected @ onehot, np.broadcast_to(observed, expected.shape[:2]
+                                                                  + observed.shape))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chi2 = np.where(expected > 0, (tab.counts - expected) ** 2 / expected, 0).sum((-1, -2))
+    check = bcm.posterior_predictive_check(idata)
+    np.testing.assert_allclose(check.loc["all", "observed"], chi2.mean(), rtol=1e-9)
+    # what a report says of the model names the cells' assumption
+    assert "missing at random" in family_of(m).describe(spec_of(m))
 
 
 def test_other_predictive_sizes_keep_block_shares():

@@ -30,8 +30,10 @@ import numpy as np
 
 from bayescm.agreement import pattern_matrix
 from bayescm.agreement_cells import CellDesign
+from bayescm.stats import multinomial
 
-__all__ = ["cell_probabilities", "class_probabilities", "pattern_probabilities"]
+__all__ = ["block_draws", "block_totals", "cell_probabilities", "class_probabilities",
+           "pattern_probabilities"]
 
 
 def class_probabilities(
@@ -138,3 +140,24 @@ def cell_probabilities(p_pos: Any, p_neg: Any, prev: Any, design: CellDesign) ->
 
 def _mix(prev: Any, pos: Any, neg: Any) -> Any:
     return prev[..., :, None] * pos[..., None, :] + (1 - prev[..., :, None]) * neg[..., None, :]
+
+
+def block_totals(counts: np.ndarray, design: CellDesign) -> np.ndarray:
+    """Cases per (population, block): ``(P, B)`` from counts ``(P, C)``."""
+    return np.asarray(counts) @ np.eye(len(design.blocks), dtype=np.int64)[design.block]
+
+
+def block_draws(rng: np.random.Generator, prob: np.ndarray, totals: np.ndarray,
+                design: CellDesign) -> np.ndarray:
+    """Multinomial(n_pb, cell probabilities of block b, renormalised) per block.
+
+    ``prob`` has shape ``(..., P, C)``, ``totals`` ``(P, B)`` (broadcast over the
+    leading dims); returns integer counts of ``prob``'s shape.
+    """
+    out = np.zeros(prob.shape, dtype=np.int64)
+    for b in range(len(design.blocks)):
+        idx = np.flatnonzero(design.block == b)
+        pb = prob[..., idx]
+        out[..., idx] = multinomial(rng, np.broadcast_to(totals[:, b], pb.shape[:-1]),
+                                    pb / pb.sum(-1, keepdims=True))
+    return out

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from bayescm.agreement import AgreementTable, pattern_matrix
+from bayescm.agreement import AgreementTable
 from bayescm.agreement_cells import CellDesign
 from bayescm.models._hw_identifiability import (  # re-exported: the family's public names
     Identifiability,  # noqa: F401
@@ -53,7 +53,10 @@ from bayescm.models._hw_identifiability import (  # re-exported: the family's pu
     check_identifiability,  # noqa: F401
     identify,
 )
+from bayescm.models._hw_jags import jags_data, jags_inits, jags_monitors, jags_posterior
 from bayescm.models._hw_probabilities import (
+    block_draws,
+    block_totals,
     cell_probabilities,
     class_probabilities,
     pattern_probabilities,
@@ -276,27 +279,6 @@ def _block_random(counts: np.ndarray, design: CellDesign):
     return random
 
 
-def block_totals(counts: np.ndarray, design: CellDesign) -> np.ndarray:
-    """Cases per (population, block): ``(P, B)`` from counts ``(P, C)``."""
-    return np.asarray(counts) @ np.eye(len(design.blocks), dtype=np.int64)[design.block]
-
-
-def block_draws(rng: np.random.Generator, prob: np.ndarray, totals: np.ndarray,
-                design: CellDesign) -> np.ndarray:
-    """Multinomial(n_pb, cell probabilities of block b, renormalised) per block.
-
-    ``prob`` has shape ``(..., P, C)``, ``totals`` ``(P, B)`` (broadcast over the
-    leading dims); returns integer counts of ``prob``'s shape.
-    """
-    out = np.zeros(prob.shape, dtype=np.int64)
-    for b in range(len(design.blocks)):
-        idx = np.flatnonzero(design.block == b)
-        pb = prob[..., idx]
-        out[..., idx] = multinomial(rng, np.broadcast_to(totals[:, b], pb.shape[:-1]),
-                                    pb / pb.sum(-1, keepdims=True))
-    return out
-
-
 def _scaled(totals: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Block totals ``(P, B)`` rescaled to ``n`` cases per population (largest
     remainders; unchanged when ``n`` is the observed number)."""
@@ -340,80 +322,6 @@ def _kernel(model: pm.Model, spec: ModelSpec) -> Kernel:
                   [*shapes, (p, c)])
 
 
-def _jags_data(model: pm.Model, spec: ModelSpec) -> dict[str, Any]:
-    tab = spec.data
-    design = tab.design()
-    t, p = len(tab.classifiers), len(tab.populations)
-    patt = pattern_matrix(t)
-    # without dependence one dummy pair (its terms are multiplied by dep = 0)
-    pairs = list(spec.extra["pairs"]) or [(0, min(1, t - 1))]
-    rest = np.ones((len(pairs), t), dtype=int)
-    for q, (i, j) in enumerate(pairs):
-        rest[q, [i, j]] = 0
-    sgn = np.array([[1 if patt[r, i] == patt[r, j] else -1 for i, j in pairs]
-                    for r in range(len(patt))])
-
-    def prior(name: str, part: str) -> np.ndarray:
-        return data_value(model, f"{name}_{part}").astype(float)
-
-    counts = data_value(model, "counts_data")
-    # one dmulti per (population, block): the block's cells at positions 1..nb[b] of
-    # padded arrays (bcell: their column in counts; y: their counts)
-    n_blocks = len(design.blocks)
-    members = [np.flatnonzero(design.block == b) for b in range(n_blocks)]
-    width = max(len(m) for m in members)
-    bcell = np.ones((n_blocks, width), dtype=int)
-    y = np.zeros((p, n_blocks, width), dtype=np.int64)
-    for b, m in enumerate(members):
-        bcell[b, :len(m)] = m + 1
-        y[:, b, :len(m)] = counts[:, m]
-    return {
-        "T": t, "P": p, "R": 2**t, "K": len(pairs), "dep": int(bool(spec.extra["pairs"])),
-        "C": len(design.cells), "B": n_blocks, "nb": np.array([len(m) for m in members]),
-        "bcell": bcell, "y": y, "nblock": block_totals(counts, design),
-        "pos": design.pos.astype(int), "neg": design.neg.astype(int), "patt": patt,
-        "pair_i": np.array([i + 1 for i, _ in pairs]),
-        "pair_j": np.array([j + 1 for _, j in pairs]),
-        "rest": rest, "sgn": sgn, "ok": np.ones(t, dtype=int),
-        "se_a": prior("sensitivity", "alpha"), "se_b": prior("sensitivity", "beta"),
-        "sp_a": prior("specificity", "alpha"), "sp_b": prior("specificity", "beta"),
-        "prev_a": prior("prevalence", "alpha"), "prev_b": prior("prevalence", "beta"),
-    }
-
-
-def _jags_inits(rng: np.random.Generator, spec: ModelSpec, chains: int) -> list[dict]:
-    t, p = len(spec.data.classifiers), len(spec.data.populations)
-    return [{"se": rng.uniform(0.7, 0.95, t), "sp": rng.uniform(0.7, 0.95, t),
-             "prev": rng.uniform(0.2, 0.8, p)} for _ in range(chains)]
-
-
-def _jags_monitors(spec: ModelSpec) -> list[str]:
-    return ["se", "sp", "prev"] + (["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
-
-
-def _jags_posterior(raw: Mapping[str, np.ndarray], model: pm.Model, spec: ModelSpec
-                    ) -> xr.Dataset:
-    tab = spec.data
-    t, p, k = len(tab.classifiers), len(tab.populations), len(spec.extra["pairs"])
-
-    def stack(node: str, size: int) -> np.ndarray:
-        # CODA names a node of length one without an index
-        names = [node] if size == 1 and node in raw else [f"{node}[{i + 1}]" for i in range(size)]
-        return np.stack([raw[n] for n in names], axis=-1)
-
-    post = {
-        "sensitivity": ((*SAMPLE_DIMS, "classifier"), stack("se", t)),
-        "specificity": ((*SAMPLE_DIMS, "classifier"), stack("sp", t)),
-        "prevalence": ((*SAMPLE_DIMS, "population"), stack("prev", p)),
-    }
-    coords = {"classifier": list(tab.classifiers), "population": list(tab.populations)}
-    if k:
-        post["cov_se"] = ((*SAMPLE_DIMS, "pair"), stack("cov_se", k))
-        post["cov_sp"] = ((*SAMPLE_DIMS, "pair"), stack("cov_sp", k))
-        coords["pair"] = list(model.coords["pair"])
-    return xr.Dataset(post, coords=coords)
-
-
 def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
     """``pattern_prob`` of the draws, or computed from the parameters (JAGS draws have
     the covariances, not their positions within the bounds: those are recovered)."""
@@ -437,14 +345,27 @@ def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
                                 "pattern": list(tab.patterns)})
 
 
+def _describe_cells(tab: AgreementTable) -> str:
+    design = tab.design()
+    kinds = [k for k, present in (
+        ("cases with missing results, whose probability sums the missing results out",
+         any("0" in m for _, m in design.blocks)),
+        ("verified cases, which contribute the joint probability of their known class and "
+         "their results", any(v for v, _ in design.blocks))) if present]
+    return (" The data include " + " and ".join(kinds) + "; the cells of each population "
+            "observed the same way (a block) are one multinomial. This is the likelihood when "
+            "results are missing at random and verification depends only on the observed "
+            "results (Little & Rubin 2002); it does not cover results missing because of the "
+            "unobserved class.")
+
+
 class HuiWalter(Family):
     """The Hui–Walter latent-class family (no closed form; a compiled kernel; a JAGS twin)."""
 
     name = "hui_walter"
     default_priors: ClassVar[dict[str, Any]] = {
         "sensitivity": Beta(1, 1), "specificity": Beta(1, 1), "prevalence": Beta(1, 1)}
-    jags = JagsTwin("hui_walter.jags", _jags_data, _jags_inits, _jags_monitors,
-                    _jags_posterior)
+    jags = JagsTwin("hui_walter.jags", jags_data, jags_inits, jags_monitors, jags_posterior)
     log_likelihood_by_default = True
 
     def parameters(self, spec: ModelSpec) -> list[str]:
@@ -545,7 +466,7 @@ class HuiWalter(Family):
             "Sp_t^(1 − r_t), and the pattern counts of each population are Multinomial(n_p, "
             f"Pr_p). {dependence} Every classifier is better than chance, Se_t + Sp_t > 1 "
             "(the prior of each (Se_t, Sp_t) is the product of its Betas truncated there), "
-            "which rules out label switching.")
+            "which rules out label switching." + ("" if tab.complete else _describe_cells(tab)))
 
     def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
         return {"prevalence": spec.data.populations}
