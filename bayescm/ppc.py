@@ -19,6 +19,12 @@ cannot reproduce the data (e.g. conditional dependence left out); values near 1
 that it fits suspiciously well.  A saturated model (as many parameters as degrees
 of freedom) always fits, so the check only has power when the data over-identify
 the model.
+
+Agreement tables with missing results or verified cases (cells such as ``"+?"`` and
+``"+-|D+"``, :mod:`bayescm.agreement_cells`) are one multinomial per block of cells
+observed the same way, so a cell's expected count is its probability times its
+block's number of cases, :math:`E_c = n_{b(c)}\,\pi_c` (the replicated tables keep
+those numbers); for a complete table this is :math:`n\,\pi`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm.stats import SAMPLE_DIMS
@@ -71,6 +78,24 @@ class PredictiveCheck(pd.DataFrame):
     def _repr_html_(self) -> str:
         table = self.to_frame().to_html(float_format="{:.4g}".format)
         return f"<div><p><b>{html.escape(self._header())}</b></p>{table}</div>"
+
+
+def _cases_of_block(y: xr.DataArray, cell: str) -> np.ndarray:
+    """Cases of each cell's block ``(unit, cell)``: the table's total, except for
+    agreement-table cells with missing results or verified cases, whose blocks count
+    their own cases."""
+    from bayescm.agreement_cells import cell_design, parse_cell
+
+    names = [str(c) for c in y[cell].values] if cell in y.coords else []
+    counts = np.asarray(y.values)
+    try:
+        design = cell_design(names, len(parse_cell(names[0])[0])) if names else None
+    except ValueError:  # not cell names (e.g. tp, fn, fp, tn): one block
+        design = None
+    if design is None or len(design.blocks) == 1:
+        return counts.sum(-1, keepdims=True)
+    onehot = np.eye(len(design.blocks))[design.block]  # (C, B)
+    return counts @ onehot @ onehot.T
 
 
 def _discrepancy(y: np.ndarray, expected: np.ndarray, statistic: str) -> np.ndarray:
@@ -127,7 +152,7 @@ def posterior_predictive_check(
     rep = idata_mod.group(idata, "posterior_predictive")["counts"].transpose(
         *SAMPLE_DIMS, unit, cell)
     prob = prob.transpose(*SAMPLE_DIMS, unit, cell)
-    expected = prob.values * y.sum(cell).values[:, None]
+    expected = prob.values * _cases_of_block(y, cell)
     d_obs = _discrepancy(y.values.astype(float), expected, statistic)
     d_rep = _discrepancy(rep.values.astype(float), expected, statistic)
     names = [str(v) for v in y[unit].values]

@@ -233,9 +233,9 @@ def test_kernel_is_the_pymc_posterior(counts, kwargs):
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     rng = np.random.default_rng(1)
     diffs = []
+    start = m.initial_point()  # once: each call compiles a function
     for _ in range(25):
-        point = {v.name: rng.normal(0, 1.2, size=m.initial_point()[v.name].shape)
-                 for v in m.value_vars}
+        point = {v.name: rng.normal(0, 1.2, size=start[v.name].shape) for v in m.value_vars}
         x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
         assert x.size == n_dim
         grad = np.zeros_like(x)

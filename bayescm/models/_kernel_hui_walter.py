@@ -15,13 +15,20 @@ Up to a constant the log density is
     \sum_t \bigl[(a_t + 1)\log Se_t + b_t \log(1 - Se_t) + \log\sigma(y_t)\sigma(-y_t)
     + (c_t - 1)\log Sp_t + (d_t - 1)\log(1 - Sp_t)\bigr]
     + \sum_p \bigl[e_p \log \pi_p + f_p \log(1 - \pi_p)\bigr]
-    + \sum_k \log\sigma(w_k)\sigma(-w_k) + \sum_{p,r} y_{pr} \log \Pr_p(r)
+    + \sum_k \log\sigma(w_k)\sigma(-w_k) + \sum_{p,c} y_{pc} \log \Pr_p(c),
 
-(the exponent :math:`a_t + 1` collects the Beta prior, the log-odds Jacobian and the
+    \Pr_p(c) = \pi_p \sum_r \mathrm{pos}_{cr} \Pr(r \mid D^+)
+             + (1 - \pi_p) \sum_r \mathrm{neg}_{cr} \Pr(r \mid D^-)
+
+over the cells c of the table (:mod:`bayescm.agreement_cells`; for a complete table
+``pos = neg = I`` and the cells are the patterns, a case the kernel takes without the
+matrix products).  The multinomial coefficients of the blocks are constants and left
+out (the exponent :math:`a_t + 1` collects the Beta prior, the log-odds Jacobian and the
 Jacobian of Sp's interval, whose width is Se).  The gradient follows by the chain
 rule through the pattern products, the covariance bounds and Sp's dependence on Se.
 Compiled once and cached on disk by numba; shapes are read from ``user_data``:
-``[T, P, K, R, counts(P*R), a(T), b(T), c(T), d(T), e(P), f(P), pair_i(K), pair_j(K)]``.
+``[T, P, K, R, C, complete, counts(P*C), pos(C*R), neg(C*R), a(T), b(T), c(T), d(T),
+e(P), f(P), pair_i(K), pair_j(K)]``.
 """
 
 import math
@@ -139,12 +146,27 @@ def _rate_gradient(q, g, cov, dcov, cross, pair_i, pair_j, t_, r_, k_):  # pragm
     return drate, du
 
 
+HEAD = 6
+
+
 @numba.njit(cache=True, error_model="numpy")
+def _size(head):  # pragma: no cover - compiled
+    """Length of user_data from its header."""
+    t_, p_, k_, r_, c_ = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[4])
+    return HEAD + p_ * c_ + 2 * c_ * r_ + 4 * t_ + 2 * p_ + 2 * k_
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def _unpack(par):  # pragma: no cover - compiled
-    t_, p_, k_, r_ = int(par[0]), int(par[1]), int(par[2]), int(par[3])
-    o = 4
-    counts = par[o:o + p_ * r_].reshape((p_, r_))
-    o += p_ * r_
+    t_, p_, k_, r_, c_ = int(par[0]), int(par[1]), int(par[2]), int(par[3]), int(par[4])
+    full = par[5] > 0.5
+    o = HEAD
+    counts = par[o:o + p_ * c_].reshape((p_, c_))
+    o += p_ * c_
+    pos = par[o:o + c_ * r_].reshape((c_, r_))
+    o += c_ * r_
+    neg = par[o:o + c_ * r_].reshape((c_, r_))
+    o += c_ * r_
     a, b, c, d = par[o:o + t_], par[o + t_:o + 2 * t_], par[o + 2 * t_:o + 3 * t_], \
         par[o + 3 * t_:o + 4 * t_]
     o += 4 * t_
@@ -155,7 +177,25 @@ def _unpack(par):  # pragma: no cover - compiled
     for k in range(k_):
         pair_i[k] = int(par[o + k])
         pair_j[k] = int(par[o + k_ + k])
-    return t_, p_, k_, r_, counts, a, b, c, d, e, f, pair_i, pair_j
+    return t_, p_, k_, r_, c_, full, counts, pos, neg, a, b, c, d, e, f, pair_i, pair_j
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def _matvec(full, m, v, back):  # pragma: no cover - compiled
+    """``m @ v`` (one class's cell probabilities from its patterns') or, with ``back``,
+    ``m.T @ v`` (the cells' gradient carried back to the patterns); ``v`` itself for
+    a complete table (``m = I``)."""
+    if full:
+        return v
+    out = np.zeros(m.shape[1] if back else m.shape[0])
+    for c in range(m.shape[0]):
+        for r in range(m.shape[1]):
+            if m[c, r] != 0.0:
+                if back:
+                    out[r] += v[c]
+                else:
+                    out[c] += v[r]
+    return out
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -179,28 +219,32 @@ def _parameters(x, t_, p_, k_):  # pragma: no cover - compiled
 @numba.njit(cache=True, error_model="numpy")
 def log_density(x, par, grad):  # pragma: no cover - compiled
     """Log density at unconstrained ``x``; writes the gradient into ``grad``."""
-    t_, p_, k_, r_, counts, a, b, c, d, e, f, pair_i, pair_j = _unpack(par)
+    t_, p_, k_, r_, c_, full, counts, pos, neg, a, b, c, d, e, f, pair_i, pair_j = _unpack(par)
     se, sp, prev, u_se, u_sp = _parameters(x, t_, p_, k_)
     q1, prob1, cov1, dcov1, cross1 = _class_terms(se, u_se, pair_i, pair_j, t_, r_, k_)
     neg_rate = 1.0 - sp
     q0, prob0, cov0, dcov0, cross0 = _class_terms(neg_rate, u_sp, pair_i, pair_j, t_, r_, k_)
+    cell1 = _matvec(full, pos, prob1, False)
+    cell0 = _matvec(full, neg, prob0, False)
     total = 0.0
-    g1 = np.zeros(r_)
-    g0 = np.zeros(r_)
+    h1 = np.zeros(c_)
+    h0 = np.zeros(c_)
     gprev = np.zeros(p_)
     for p in range(p_):
-        for r in range(r_):
-            y = counts[p, r]
+        for j in range(c_):
+            y = counts[p, j]
             if y == 0.0:
                 continue
-            pr = prev[p] * prob1[r] + (1 - prev[p]) * prob0[r]
+            pr = prev[p] * cell1[j] + (1 - prev[p]) * cell0[j]
             if not pr > 0.0:
                 return -np.inf
             total += y * math.log(pr)
             gr = y / pr
-            g1[r] += gr * prev[p]
-            g0[r] += gr * (1 - prev[p])
-            gprev[p] += gr * (prob1[r] - prob0[r])
+            h1[j] += gr * prev[p]
+            h0[j] += gr * (1 - prev[p])
+            gprev[p] += gr * (cell1[j] - cell0[j])
+    g1 = _matvec(full, pos, h1, True)
+    g0 = _matvec(full, neg, h0, True)
     dse, du_se = _rate_gradient(q1, g1, cov1, dcov1, cross1, pair_i, pair_j, t_, r_, k_)
     dneg, du_sp = _rate_gradient(q0, g0, cov0, dcov0, cross0, pair_i, pair_j, t_, r_, k_)
     for t in range(t_):
@@ -234,10 +278,7 @@ def log_density(x, par, grad):  # pragma: no cover - compiled
 
 @numba.cfunc(LOGP_SIG, cache=True, nopython=True)
 def logp(dim, x_, grad_, logp_, user_data_):  # pragma: no cover - compiled
-    head = numba.carray(user_data_, (4,))
-    t_, p_, k_, r_ = int(head[0]), int(head[1]), int(head[2]), int(head[3])
-    size = 4 + p_ * r_ + 4 * t_ + 2 * p_ + 2 * k_
-    par = numba.carray(user_data_, (size,))
+    par = numba.carray(user_data_, (_size(numba.carray(user_data_, (HEAD,))),))
     x = numba.carray(x_, (dim,))
     grad = numba.carray(grad_, (dim,))
     out = numba.carray(logp_, (1,))
@@ -253,24 +294,24 @@ def logp(dim, x_, grad_, logp_, user_data_):  # pragma: no cover - compiled
 
 @numba.cfunc(EXPAND_SIG, cache=True, nopython=True)
 def expand(dim, n_expanded, x_, out_, user_data_):  # pragma: no cover - compiled
-    """sensitivity, specificity, prevalence[, cov positions, cov_se, cov_sp], pattern_prob."""
-    head = numba.carray(user_data_, (4,))
-    t_, p_, k_, r_ = int(head[0]), int(head[1]), int(head[2]), int(head[3])
-    size = 4 + p_ * r_ + 4 * t_ + 2 * p_ + 2 * k_
-    par = numba.carray(user_data_, (size,))
+    """sensitivity, specificity, prevalence[, cov positions, cov_se, cov_sp], pattern_prob
+    (the cell probabilities)."""
+    par = numba.carray(user_data_, (_size(numba.carray(user_data_, (HEAD,))),))
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (n_expanded,))
-    _, _, _, _, _, _, _, _, _, _, _, pair_i, pair_j = _unpack(par)
+    t_, p_, k_, r_, c_, full, _, pos, neg, _, _, _, _, _, _, pair_i, pair_j = _unpack(par)
     se, sp, prev, u_se, u_sp = _parameters(x, t_, p_, k_)
     _, prob1, cov1, _, _ = _class_terms(se, u_se, pair_i, pair_j, t_, r_, k_)
     _, prob0, cov0, _, _ = _class_terms(1.0 - sp, u_sp, pair_i, pair_j, t_, r_, k_)
+    cell1 = _matvec(full, pos, prob1, False)
+    cell0 = _matvec(full, neg, prob0, False)
     o = 0
     for arr in (se, sp, prev, u_se, u_sp, cov1, cov0):
         for v in arr:
             out[o] = v
             o += 1
     for p in range(p_):
-        for r in range(r_):
-            out[o] = prev[p] * prob1[r] + (1 - prev[p]) * prob0[r]
+        for j in range(c_):
+            out[o] = prev[p] * cell1[j] + (1 - prev[p]) * cell0[j]
             o += 1
     return 0

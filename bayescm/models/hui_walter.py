@@ -1,4 +1,4 @@
-r"""Hui–Walter / Branscum latent-class model for T >= 2 classifiers, P >= 1 populations.
+r"""Hui–Walter / Branscum latent-class model for T >= 1 classifiers, P >= 1 populations.
 
 For population :math:`p` with prevalence :math:`\pi_p` and an outcome pattern
 :math:`r \in \{0, 1\}^T` of the T classifiers,
@@ -19,6 +19,17 @@ Branscum, Gardner & Johnson (2005); the covariance terms are Dendukuri & Joseph'
 expansion so that every pair's marginal table is exactly Dendukuri & Joseph's.
 Counts of each population are Multinomial(n_p, Pr(r)).
 
+Cases with missing results (``"+?"``) or a known class (``"+-|D+"``) fall into
+*cells* grouped in *blocks* (:mod:`bayescm.agreement_cells`): a cell's probability
+sums the missing results out and keeps only the verified class,
+
+.. math::
+
+    \Pr_p(c) = \pi_p\,(\mathrm{pos}\,\Pr(\cdot \mid D^+))_c
+             + (1 - \pi_p)\,(\mathrm{neg}\,\Pr(\cdot \mid D^-))_c,
+
+and the counts of each (population, block) are Multinomial(n_pb, Pr_p(c), c in b).
+
 The math, constraints, cell order and references are in
 ``models/hui_walter/README.md``.
 """
@@ -28,13 +39,28 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import xarray as xr
 
-from bayescm.agreement import AgreementTable, pattern_matrix
+from bayescm.agreement import AgreementTable
+from bayescm.agreement_cells import CellDesign
+from bayescm.models._hw_identifiability import (  # re-exported: the family's public names
+    Identifiability,  # noqa: F401
+    IdentifiabilityError,
+    IdentifiabilityWarning,
+    check_identifiability,  # noqa: F401
+    identify,
+)
+from bayescm.models._hw_jags import jags_data, jags_inits, jags_monitors, jags_posterior
+from bayescm.models._hw_probabilities import (
+    block_draws,
+    block_totals,
+    cell_probabilities,
+    class_probabilities,
+    pattern_probabilities,
+)
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
 from bayescm.models._truncated import check_truncation, truncated_pair
@@ -48,87 +74,16 @@ if TYPE_CHECKING:
     import pytensor.tensor as pt
 
 PARAMETERS = ("sensitivity", "specificity", "prevalence")
-INFORMATIVE_SD = 0.1
-
-
-class IdentifiabilityWarning(UserWarning):
-    """The latent-class model is identified only through its priors, or not at all."""
-
-
-class IdentifiabilityError(ValueError):
-    """Raised with ``identifiability="raise"`` for a model its data and priors do not identify."""
-
-
-@dataclass(frozen=True)
-class Identifiability:
-    """Counting argument for a latent-class model (before sampling).
-
-    Attributes
-    ----------
-    degrees_of_freedom
-        Independent cell proportions of the data, ``P * (2**T - 1)``.
-    parameters
-        Free parameters: ``2T + P`` plus two covariances per dependent pair.
-    informative
-        Parameters whose prior sd is below 0.1 (roughly 20 or more pseudo-counts).
-    status
-        ``"data"`` (identified by the data), ``"priors"`` (only through informative
-        priors) or ``"none"`` (neither).
-    """
-
-    degrees_of_freedom: int
-    parameters: int
-    informative: int
-    status: str
-    message: str
-
-
-def check_identifiability(
-    n_classifiers: int, n_populations: int, n_pairs: int, priors: Mapping[str, Sequence[Beta]]
-) -> Identifiability:
-    """Compare the data's degrees of freedom with the free parameters.
-
-    Examples
-    --------
-    >>> from bayescm.priors import Beta
-    >>> flat = {"sensitivity": [Beta(1, 1)] * 2, "specificity": [Beta(1, 1)] * 2,
-    ...         "prevalence": [Beta(1, 1)]}
-    >>> check_identifiability(2, 1, 0, flat).status
-    'none'
-    >>> check_identifiability(2, 2, 0, {**flat, "prevalence": [Beta(1, 1)] * 2}).status
-    'data'
-    """
-    df = n_populations * (2**n_classifiers - 1)
-    n_par = 2 * n_classifiers + n_populations + 2 * n_pairs
-    informative = sum(
-        1 for per in priors.values() for b in per
-        if b.proper and np.sqrt(b.alpha * b.beta / ((b.alpha + b.beta) ** 2
-                                                    * (b.alpha + b.beta + 1))) < INFORMATIVE_SD
-    )
-    deficit = n_par - df
-    shape = (f"{n_classifiers} classifiers and {n_populations} population(s) give "
-             f"{df} degrees of freedom for {n_par} parameters")
-    remedy = ("Give informative priors (e.g. Beta(20, 4) from an earlier labelled evaluation) "
-              f"for at least {max(deficit, 0)} parameters, add a population with a different "
-              "prevalence, or add a classifier.")
-    if deficit <= 0:
-        return Identifiability(df, n_par, informative, "data", f"{shape}: identified by the "
-                               "data (populations must differ in prevalence).")
-    if informative >= deficit:
-        return Identifiability(
-            df, n_par, informative, "priors",
-            f"{shape}: identified only through the {informative} informative prior(s). The "
-            "posterior is as good as those priors; check how it moves when they change. "
-            + remedy)
-    return Identifiability(
-        df, n_par, informative, "none",
-        f"{shape} and only {informative} informative prior(s): the model is not identified "
-        "and the posterior is a ridge shaped by the priors, not by the data. " + remedy)
 
 
 def _pairs(conditional_dependence: Any, classifiers: Sequence[str]) -> list[tuple[int, int]]:
     if conditional_dependence is False or conditional_dependence is None:
         return []
+    if len(classifiers) < 2:
+        raise ValueError(
+            "Conditional dependence is between the errors of two classifiers, but this table "
+            f"has one ({classifiers[0]!r}); use conditional_dependence=False, or add a "
+            "classifier's results.")
     if conditional_dependence is True:
         return list(itertools.combinations(range(len(classifiers)), 2))
     pairs = []
@@ -146,64 +101,6 @@ def _pairs(conditional_dependence: Any, classifiers: Sequence[str]) -> list[tupl
     return pairs
 
 
-def pattern_probabilities(
-    se: Any, sp: Any, prev: Any, cov_se_u: Any, cov_sp_u: Any,
-    n_classifiers: int, pairs: Sequence[tuple[int, int]], xp: Any = np,
-) -> tuple[Any, Any, Any]:
-    """Pattern probabilities, written once for NumPy arrays and PyTensor tensors.
-
-    Parameters
-    ----------
-    se, sp
-        Sensitivities and specificities, shape ``(..., T)``.
-    prev
-        Prevalences, shape ``(..., P)``.
-    cov_se_u, cov_sp_u
-        Covariance positions in (0, 1) within their bounds, shape ``(..., K)``
-        (ignored when there are no pairs).
-    xp
-        ``numpy`` or ``pytensor.tensor``.
-
-    Returns
-    -------
-    prob, cov_se, cov_sp
-        ``prob`` has shape ``(..., P, 2**T)``; the covariances ``(..., K)``.
-    """
-    r = pattern_matrix(n_classifiers)  # (R, T)
-    # tensors first, so that NumPy never tries to broadcast over a PyTensor variable
-    q_pos = se[..., None, :] * r + (1 - se[..., None, :]) * (1 - r)  # (..., R, T)
-    q_neg = (1 - sp[..., None, :]) * r + sp[..., None, :] * (1 - r)
-    p_pos = xp.prod(q_pos, axis=-1)
-    p_neg = xp.prod(q_neg, axis=-1)
-    cov_se = cov_sp = None
-    if pairs:
-        k = len(pairs)
-        ii = np.array([a for a, _ in pairs])
-        jj = np.array([b for _, b in pairs])
-        sign = np.where(r[:, ii] == r[:, jj], 1.0, -1.0)  # (R, K)
-        rest = np.ones((len(r), k, n_classifiers))
-        rest[:, np.arange(k), ii] = 0
-        rest[:, np.arange(k), jj] = 0
-        rest_mask = rest.astype(bool)
-
-        def dependent(a, q, u):
-            # a: P(test + | class) per classifier; bounds keep every pair's 2x2 table valid,
-            # and 1/K of them keeps every pattern valid with K dependent pairs.
-            ai, aj = a[..., ii], a[..., jj]
-            lower = xp.maximum(-(1 - ai) * (1 - aj), -ai * aj) / k
-            upper = xp.minimum(ai * (1 - aj), (1 - ai) * aj) / k
-            cov = lower + u * (upper - lower)
-            others = xp.prod(xp.where(rest_mask, q[..., :, None, :], 1.0), axis=-1)  # (.., R, K)
-            return xp.sum(cov[..., None, :] * sign * others, axis=-1), cov
-
-        extra_pos, cov_se = dependent(se, q_pos, cov_se_u)
-        extra_neg, cov_sp = dependent(1 - sp, q_neg, cov_sp_u)
-        p_pos = p_pos + extra_pos
-        p_neg = p_neg + extra_neg
-    prob = prev[..., :, None] * p_pos[..., None, :] + (1 - prev[..., :, None]) * p_neg[..., None, :]
-    return prob, cov_se, cov_sp
-
-
 def hui_walter(
     table: AgreementTable,
     *,
@@ -213,10 +110,18 @@ def hui_walter(
 ) -> pm.Model:
     r"""Build the Hui–Walter latent-class model of T classifiers on P unlabelled populations.
 
+    Cases with missing results (cells such as ``"+?"``) sum them out, and verified
+    cases (``"+-|D+"``) contribute the joint probability of their class and results
+    (valid when missingness and verification depend only on observed results; see
+    :mod:`bayescm.agreement_cells`).  One classifier (T = 1) is allowed: on unlabelled
+    data its posterior is the prior updated by the share of positive calls, and the
+    identifiability warning says so.
+
     Parameters
     ----------
     table
-        An :class:`bayescm.AgreementTable`.
+        An :class:`bayescm.AgreementTable` (complete, or with missing results and
+        verified cases).
     priors
         Overrides by name: ``"sensitivity"``, ``"specificity"`` (per classifier) and
         ``"prevalence"`` (per population), each a :class:`~bayescm.priors.Beta` (or
@@ -225,7 +130,7 @@ def hui_walter(
     conditional_dependence
         ``True`` for every pair of classifiers, or a list of pairs of classifier
         names, to add covariances between their errors within the positives and
-        within the negatives (Dendukuri & Joseph 2001).
+        within the negatives (Dendukuri & Joseph 2001).  Needs T >= 2.
     identifiability
         ``"warn"`` (default), ``"raise"`` (raise :class:`IdentifiabilityError` when
         neither data nor priors identify the model) or ``"ignore"``.
@@ -235,8 +140,10 @@ def hui_walter(
     pymc.Model
         Free ``sensitivity``, ``specificity`` (dim ``classifier``), ``prevalence``
         (dim ``population``); with dependence ``cov_se``, ``cov_sp`` (dim ``pair``);
-        deterministic ``pattern_prob`` (dims ``population, pattern``); observed
-        ``counts``.  Label switching is ruled out by construction:
+        deterministic ``pattern_prob`` (dims ``population, pattern``: the probability
+        of every cell); observed ``counts`` (``pm.Multinomial`` for a complete table;
+        otherwise a ``pm.CustomDist`` whose log density is one multinomial per
+        population and block).  Label switching is ruled out by construction:
         ``specificity`` lies in ``(1 - sensitivity, 1)``, and the prior on each
         classifier's (Se, Sp) is the product of its Beta priors truncated to
         Se + Sp > 1.
@@ -249,6 +156,10 @@ def hui_walter(
     >>> m = bcm.models.hui_walter(tab, priors={"sensitivity": {"A": bcm.priors.Beta(20, 4)}})
     >>> sorted(v.name for v in m.free_RVs)
     ['prevalence', 'sensitivity', 'specificity']
+    >>> part = bcm.AgreementTable.from_counts({"++": 40, "+-": 3, "-+": 7, "--": 100,
+    ...                                        "+?": 6, "++|D+": 9, "--|D-": 14})
+    >>> bcm.models.hui_walter(part)["counts"].owner.op.__class__.__name__[:10]
+    'CustomDist'
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
@@ -259,7 +170,8 @@ def hui_walter(
         raise ValueError(f"identifiability must be 'warn', 'raise' or 'ignore', "
                          f"got {identifiability!r}.")
     classifiers, populations = table.classifiers, table.populations
-    t, p = len(classifiers), len(populations)
+    t = len(classifiers)
+    design = table.design()
     pairs = _pairs(conditional_dependence, classifiers)
     resolved = resolve_priors("hui_walter", priors, classifiers,
                               units={"prevalence": populations})
@@ -272,7 +184,7 @@ def hui_walter(
     for c, se_prior, sp_prior in zip(classifiers, resolved["sensitivity"],
                                      resolved["specificity"], strict=True):
         check_truncation(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c)
-    ident = check_identifiability(t, p, len(pairs), resolved)
+    ident = identify(table, pairs, resolved)
     if ident.status != "data" and identifiability != "ignore":
         if identifiability == "raise" and ident.status == "none":
             raise IdentifiabilityError(ident.message)
@@ -307,13 +219,20 @@ def hui_walter(
         if pairs:
             u_se = pm.Uniform("cov_se_position", 0, 1, dims="pair")
             u_sp = pm.Uniform("cov_sp_position", 0, 1, dims="pair")
-        prob, cov_se, cov_sp = pattern_probabilities(se, sp, prev, u_se, u_sp, t, pairs, xp=pt)
+        p_pos, p_neg, cov_se, cov_sp = class_probabilities(se, sp, u_se, u_sp, t, pairs, xp=pt)
         if pairs:
             pm.Deterministic("cov_se", cov_se, dims="pair")
             pm.Deterministic("cov_sp", cov_sp, dims="pair")
-        prob = pm.Deterministic("pattern_prob", prob, dims=("population", "pattern"))
-        pm.Multinomial("counts", n=counts.sum(axis=-1), p=prob, observed=counts,
-                       dims=("population", "pattern"))
+        prob = pm.Deterministic("pattern_prob", cell_probabilities(p_pos, p_neg, prev, design),
+                                dims=("population", "pattern"))
+        if design.complete:
+            pm.Multinomial("counts", n=counts.sum(axis=-1), p=prob, observed=counts,
+                           dims=("population", "pattern"))
+        else:
+            pm.CustomDist("counts", prob, logp=_block_logp(design),
+                          random=_block_random(table.counts, design),
+                          signature="(p,c)->(p,c)", observed=counts,
+                          dims=("population", "pattern"))
     dependence = [[classifiers[i], classifiers[j]] for i, j in pairs]
     spec = ModelSpec("hui_walter", table, resolved,
                      options={"conditional_dependence": dependence or False,
@@ -322,20 +241,74 @@ def hui_walter(
     return attach(model, spec)
 
 
+def _block_logp(design: CellDesign):
+    r"""Log density of the observed counts: one multinomial per (population, block),
+
+    .. math::
+
+        \sum_{p,b} \Bigl[\log n_{pb}! + \sum_{c \in b} \bigl(y_{pc} \log \Pr_p(c)
+        - \log y_{pc}!\bigr)\Bigr],
+
+    coefficients included, so that one block of complete patterns gives exactly
+    ``pm.Multinomial``'s value; a block with no cases contributes 0.
+    """
+    import pytensor.tensor as pt
+    from pymc.distributions.dist_math import factln, logpow
+
+    onehot = np.eye(len(design.blocks))[design.block]  # (C, B)
+
+    def logp(value: pt.TensorVariable, prob: pt.TensorVariable) -> pt.TensorVariable:
+        return pt.sum(factln(pt.dot(value, onehot))) + pt.sum(logpow(prob, value)
+                                                                 - factln(value))
+
+    return logp
+
+
+def _block_random(counts: np.ndarray, design: CellDesign):
+    """Replicated tables with the observed (population, block) totals (for
+    ``pm.sample_posterior_predictive``; bayescm's own draws use :func:`block_draws`)."""
+    totals = block_totals(counts, design)
+
+    def random(prob: np.ndarray, rng: np.random.Generator | None = None,
+               size: tuple[int, ...] | None = None) -> np.ndarray:
+        prob = np.asarray(prob)
+        if size is not None:
+            prob = np.broadcast_to(prob, (*tuple(size), *prob.shape[-2:]))
+        return block_draws(np.random.default_rng(rng), prob, totals, design)
+
+    return random
+
+
+def _scaled(totals: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Block totals ``(P, B)`` rescaled to ``n`` cases per population (largest
+    remainders; unchanged when ``n`` is the observed number)."""
+    have = totals.sum(1)
+    if np.array_equal(have, n):
+        return totals
+    exact = totals * (n / np.maximum(have, 1))[:, None]
+    out = np.floor(exact).astype(np.int64)
+    for p in range(len(out)):
+        short = int(n[p] - out[p].sum())
+        out[p, np.argsort(out[p] - exact[p])[:short]] += 1
+    return out
+
+
 # -- the family: what fit, the draws and the JAGS runner need to know ------------------
 def _kernel(model: pm.Model, spec: ModelSpec) -> Kernel:
     from bayescm.models import _kernel_hui_walter
 
     tab = spec.data
+    design = tab.design()
     t, p = len(tab.classifiers), len(tab.populations)
     pairs = spec.extra["pairs"]
-    k, r = len(pairs), 2**t
+    k, r, c = len(pairs), 2**t, len(design.cells)
 
     def value(name: str) -> np.ndarray:
         return data_value(model, name).astype(float).ravel()
 
     user_data = np.concatenate([
-        [t, p, k, r], value("counts_data"),
+        [t, p, k, r, c, float(design.complete)], value("counts_data"),
+        design.pos.ravel(), design.neg.ravel(),
         *(value(f"{v}_{ab}") for v in ("sensitivity", "specificity") for ab in ("alpha", "beta")),
         value("prevalence_alpha"), value("prevalence_beta"),
         [i for i, _ in pairs], [j for _, j in pairs],
@@ -346,67 +319,7 @@ def _kernel(model: pm.Model, spec: ModelSpec) -> Kernel:
         names += ["cov_se_position", "cov_sp_position", "cov_se", "cov_sp"]
         shapes += [(k,)] * 4
     return Kernel(_kernel_hui_walter, user_data, 2 * t + p + 2 * k, [*names, "pattern_prob"],
-                  [*shapes, (p, r)])
-
-
-def _jags_data(model: pm.Model, spec: ModelSpec) -> dict[str, Any]:
-    tab = spec.data
-    t, p = len(tab.classifiers), len(tab.populations)
-    patt = pattern_matrix(t)
-    pairs = list(spec.extra["pairs"]) or [(0, 1)]
-    rest = np.ones((len(pairs), t), dtype=int)
-    for q, (i, j) in enumerate(pairs):
-        rest[q, [i, j]] = 0
-    sgn = np.array([[1 if patt[r, i] == patt[r, j] else -1 for i, j in pairs]
-                    for r in range(len(patt))])
-
-    def prior(name: str, part: str) -> np.ndarray:
-        return data_value(model, f"{name}_{part}").astype(float)
-
-    counts = data_value(model, "counts_data")
-    return {
-        "T": t, "P": p, "R": 2**t, "K": len(pairs), "dep": int(bool(spec.extra["pairs"])),
-        "counts": counts, "n": counts.sum(axis=1), "patt": patt,
-        "pair_i": np.array([i + 1 for i, _ in pairs]),
-        "pair_j": np.array([j + 1 for _, j in pairs]),
-        "rest": rest, "sgn": sgn, "ok": np.ones(t, dtype=int),
-        "se_a": prior("sensitivity", "alpha"), "se_b": prior("sensitivity", "beta"),
-        "sp_a": prior("specificity", "alpha"), "sp_b": prior("specificity", "beta"),
-        "prev_a": prior("prevalence", "alpha"), "prev_b": prior("prevalence", "beta"),
-    }
-
-
-def _jags_inits(rng: np.random.Generator, spec: ModelSpec, chains: int) -> list[dict]:
-    t, p = len(spec.data.classifiers), len(spec.data.populations)
-    return [{"se": rng.uniform(0.7, 0.95, t), "sp": rng.uniform(0.7, 0.95, t),
-             "prev": rng.uniform(0.2, 0.8, p)} for _ in range(chains)]
-
-
-def _jags_monitors(spec: ModelSpec) -> list[str]:
-    return ["se", "sp", "prev"] + (["cov_se", "cov_sp"] if spec.extra["pairs"] else [])
-
-
-def _jags_posterior(raw: Mapping[str, np.ndarray], model: pm.Model, spec: ModelSpec
-                    ) -> xr.Dataset:
-    tab = spec.data
-    t, p, k = len(tab.classifiers), len(tab.populations), len(spec.extra["pairs"])
-
-    def stack(node: str, size: int) -> np.ndarray:
-        # CODA names a node of length one without an index
-        names = [node] if size == 1 and node in raw else [f"{node}[{i + 1}]" for i in range(size)]
-        return np.stack([raw[n] for n in names], axis=-1)
-
-    post = {
-        "sensitivity": ((*SAMPLE_DIMS, "classifier"), stack("se", t)),
-        "specificity": ((*SAMPLE_DIMS, "classifier"), stack("sp", t)),
-        "prevalence": ((*SAMPLE_DIMS, "population"), stack("prev", p)),
-    }
-    coords = {"classifier": list(tab.classifiers), "population": list(tab.populations)}
-    if k:
-        post["cov_se"] = ((*SAMPLE_DIMS, "pair"), stack("cov_se", k))
-        post["cov_sp"] = ((*SAMPLE_DIMS, "pair"), stack("cov_sp", k))
-        coords["pair"] = list(model.coords["pair"])
-    return xr.Dataset(post, coords=coords)
+                  [*shapes, (p, c)])
 
 
 def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
@@ -425,10 +338,25 @@ def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
         _, hi_se, hi_sp = pattern_probabilities(se, sp, prev, k + 1, k + 1, se.shape[-1], pairs)
         u = [(draws[name].transpose(*SAMPLE_DIMS, "pair").values - lo) / (hi - lo)
              for name, lo, hi in (("cov_se", lo_se, hi_se), ("cov_sp", lo_sp, hi_sp))]
-    prob, _, _ = pattern_probabilities(se, sp, prev, u[0], u[1], se.shape[-1], pairs)
+    p_pos, p_neg, _, _ = class_probabilities(se, sp, u[0], u[1], se.shape[-1], pairs)
+    prob = cell_probabilities(p_pos, p_neg, prev, tab.design())
     return xr.DataArray(prob, dims=(*SAMPLE_DIMS, "population", "pattern"),
                         coords={"population": list(tab.populations),
                                 "pattern": list(tab.patterns)})
+
+
+def _describe_cells(tab: AgreementTable) -> str:
+    design = tab.design()
+    kinds = [k for k, present in (
+        ("cases with missing results, whose probability sums the missing results out",
+         any("0" in m for _, m in design.blocks)),
+        ("verified cases, which contribute the joint probability of their known class and "
+         "their results", any(v for v, _ in design.blocks))) if present]
+    return (" The data include " + " and ".join(kinds) + "; the cells of each population "
+            "observed the same way (a block) are one multinomial. This is the likelihood when "
+            "results are missing at random and verification depends only on the observed "
+            "results (Little & Rubin 2002); it does not cover results missing because of the "
+            "unobserved class.")
 
 
 class HuiWalter(Family):
@@ -437,8 +365,7 @@ class HuiWalter(Family):
     name = "hui_walter"
     default_priors: ClassVar[dict[str, Any]] = {
         "sensitivity": Beta(1, 1), "specificity": Beta(1, 1), "prevalence": Beta(1, 1)}
-    jags = JagsTwin("hui_walter.jags", _jags_data, _jags_inits, _jags_monitors,
-                    _jags_posterior)
+    jags = JagsTwin("hui_walter.jags", jags_data, jags_inits, jags_monitors, jags_posterior)
     log_likelihood_by_default = True
 
     def parameters(self, spec: ModelSpec) -> list[str]:
@@ -471,9 +398,10 @@ class HuiWalter(Family):
             se[..., t], sp[..., t] = (x.reshape(size) for x in pair)
         pairs = spec.extra["pairs"]
         u = [rng.uniform(size=(*size, len(pairs))) for _ in range(2)] if pairs else [None, None]
-        prob, cov_se, cov_sp = pattern_probabilities(
-            se, sp, values["prevalence"], u[0], u[1], se.shape[-1], pairs)
-        values["pattern_prob"] = prob
+        p_pos, p_neg, cov_se, cov_sp = class_probabilities(se, sp, u[0], u[1], se.shape[-1],
+                                                           pairs)
+        values["pattern_prob"] = cell_probabilities(p_pos, p_neg, values["prevalence"],
+                                                    spec.data.design())
         if pairs:
             values.update(cov_se_position=u[0], cov_sp_position=u[1], cov_se=cov_se,
                           cov_sp=cov_sp)
@@ -481,9 +409,27 @@ class HuiWalter(Family):
 
     def predictive(self, draws: xr.Dataset, n: xr.DataArray, rng: np.random.Generator,
                    spec: ModelSpec | None):
+        """Replicated agreement tables of ``n`` cases per population.
+
+        Complete tables: Multinomial(n_p, pattern probabilities).  Tables with
+        missing results or verified cases: Multinomial(n_pb, the block's cell
+        probabilities renormalised) for every (population, block), so how many cases
+        miss which results and how many are verified is **held at what was
+        observed** (the model says nothing about missingness or verification, which
+        it takes to be at random given the observed results).  With another ``n``
+        (``fit(predictive_n=...)``) the blocks keep the observed shares of each
+        population's cases (largest remainders).
+        """
         prob = draws["pattern_prob"].transpose(*SAMPLE_DIMS, "population", "pattern")
-        counts = multinomial(rng, n.values.astype(np.int64),
-                             prob.values / prob.values.sum(-1, keepdims=True))
+        if spec is None or spec.data.complete:
+            counts = multinomial(rng, n.values.astype(np.int64),
+                                 prob.values / prob.values.sum(-1, keepdims=True))
+        else:
+            tab = spec.data
+            design = tab.design()
+            totals = _scaled(block_totals(tab.counts, design),
+                             n.sel(population=list(tab.populations)).values.astype(np.int64))
+            counts = block_draws(rng, prob.values, totals, design)
         da = xr.DataArray(counts, dims=prob.dims, coords=prob.coords, name="counts")
         return da, "agreement tables", False
 
@@ -520,7 +466,7 @@ class HuiWalter(Family):
             "Sp_t^(1 − r_t), and the pattern counts of each population are Multinomial(n_p, "
             f"Pr_p). {dependence} Every classifier is better than chance, Se_t + Sp_t > 1 "
             "(the prior of each (Se_t, Sp_t) is the product of its Betas truncated there), "
-            "which rules out label switching.")
+            "which rules out label switching." + ("" if tab.complete else _describe_cells(tab)))
 
     def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
         return {"prevalence": spec.data.populations}
