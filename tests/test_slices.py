@@ -1,0 +1,104 @@
+"""Sliced confusion matrices (issue 14 item 1): counting, labels, errors, downstream.
+
+Counts are checked against a brute-force loop over the cases; window starts against
+pandas' own ``Grouper``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayescm as bcm
+from bayescm.data import CELLS, CountsError
+
+
+def _cases(n: int = 400, seed: int = 3) -> pd.DataFrame:
+    """Random cases: 2 factors, times over 5 weeks; one (sex, age) pair never occurs
+    and one week has no positive case (so the brute force meets both)."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    age = rng.choice(["<40", "40-60", "60+"], n)
+    age[(sex == "M") & (age == "60+")] = "<40"  # an empty intersection
+    day = rng.integers(0, 35, n)
+    day[(day >= 14) & (day < 21)] += 7  # week 3 (days 14-20 after the 1st) holds no case
+    time = pd.Timestamp("2024-03-04 08:00") + pd.to_timedelta(day, "D") \
+        + pd.to_timedelta(rng.integers(0, 600, n), "min")
+    y = rng.integers(0, 2, n)
+    y[day >= 28] = 0  # last week: no actual positive
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    return pd.DataFrame({"y": y, "p": p, "sex": sex, "age": age, "t": time})
+
+
+def _brute(df: pd.DataFrame, window: str) -> dict[tuple, list[int]]:
+    """Counts per (sex, age, window start) by a loop over cases and every combination."""
+    starts = df.groupby(pd.Grouper(key="t", freq=window)).size().index  # pandas' windows
+    combos = itertools.product(sorted(set(df["sex"])), sorted(set(df["age"])), starts)
+    out = {c: [0, 0, 0, 0] for c in combos}
+    for row in df.itertuples():
+        w = starts[starts <= row.t].max()
+        cell = {(1, 1): "tp", (1, 0): "fn", (0, 1): "fp", (0, 0): "tn"}[(row.y, row.p)]
+        out[(row.sex, row.age, w)][CELLS.index(cell)] += 1
+    return out
+
+
+def test_counts_equal_a_brute_force_loop() -> None:
+    df = _cases()
+    cm = bcm.ConfusionMatrix.from_predictions(
+        df["y"], df["p"], groups={"sex": df["sex"], "age": df["age"]}, time=df["t"],
+        window="7D")
+    brute = _brute(df, "7D")
+    assert cm.unit == "slice" and len(cm) == len(brute) == 2 * 3 * 5
+    got = {tuple(r): c for r, c in zip(cm.slices.itertuples(index=False), cm.counts.tolist(),
+                                       strict=True)}
+    assert got == brute
+    assert cm.empty.tolist() == [sum(v) == 0 for v in got.values()]
+    assert cm.empty.sum() >= 5  # the empty intersection in every week, and the empty week
+    last = cm.slices["window"] == cm.slices["window"].max()
+    assert (cm.n_pos[last.to_numpy()] == 0).all() and cm.n[last.to_numpy()].sum() > 0
+    assert cm.counts.sum() == len(df)
+
+
+def test_from_frame_equals_from_predictions_and_labels_index_the_levels() -> None:
+    df = _cases(200, seed=5)
+    a = bcm.ConfusionMatrix.from_frame(df, y_true="y", y_pred="p", groups=["sex", "age"],
+                                       time="t", window="MS")
+    b = bcm.ConfusionMatrix.from_predictions(
+        df["y"].to_numpy(), df["p"].to_numpy(),
+        groups={"sex": df["sex"].to_numpy(), "age": df["age"].to_numpy()},
+        time=df["t"].to_numpy(), window="MS")
+    assert a == b
+    assert a.slices["window"].tolist() == [pd.Timestamp("2024-03-01"),
+                                           pd.Timestamp("2024-04-01")] * 6
+    assert a.classifiers[0] == "sex=F|age=40-60|window=2024-03-01"
+    assert len(set(a.classifiers)) == len(a)
+    frame = a.to_frame()
+    assert isinstance(frame.index, pd.MultiIndex)
+    assert list(frame.index.names) == ["sex", "age", "window"]
+    assert frame.loc[("M", "60+", pd.Timestamp("2024-03-01"))].sum() == 0
+    da = a.to_xarray()
+    assert da.dims == ("slice", "cell") and da["sex"].dims == ("slice",)
+    assert da.set_index(slice=["sex", "age", "window"]).sel(sex="F").sizes["slice"] == 6
+
+
+def test_slicing_errors_say_what_to_do() -> None:
+    y, p = [1, 0, 1], [1, 1, 0]
+    with pytest.raises(CountsError, match="one sliced ConfusionMatrix per classifier"):
+        bcm.ConfusionMatrix.from_predictions(y, {"a": p, "b": p}, groups=["x", "y", "x"])
+    with pytest.raises(CountsError, match="window= needs time="):
+        bcm.ConfusionMatrix.from_predictions(y, p, groups=["x", "y", "x"], window="7D")
+    with pytest.raises(CountsError, match=r"fillna\('missing'\)"):
+        bcm.ConfusionMatrix.from_predictions(y, p, groups=["x", None, "x"])
+    with pytest.raises(CountsError, match="one value per case"):
+        bcm.ConfusionMatrix.from_predictions(y, p, groups=["x", "y"])
+    with pytest.raises(CountsError, match="offset alias"):
+        bcm.ConfusionMatrix.from_predictions(y, p, time=pd.to_datetime(["2024-01-01"] * 3),
+                                             window="fortnightly")
+    # an explicit level keeps the cases: the documented way around missing group values
+    cm = bcm.ConfusionMatrix.from_predictions(
+        y, p, groups=pd.Series(["x", None, "x"], name="site").fillna("missing"))
+    assert cm.classifiers == ("site=missing", "site=x")
+    assert cm.counts.tolist() == [[0, 0, 1, 0], [1, 1, 0, 0]]
