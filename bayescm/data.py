@@ -22,6 +22,15 @@ CELLS: tuple[str, ...] = ("tp", "fn", "fp", "tn")
 """Cell names of a binary confusion matrix, in the order used for arrays."""
 
 
+UNIT_DIMS: tuple[str, ...] = ("classifier", "slice")
+"""The batch dims of labelled confusion matrices: classifiers, or the slices of one."""
+
+
+def unit_of(obj: Any) -> str | None:
+    """The labelled batch dim (:data:`UNIT_DIMS`) of an xarray object, None without one."""
+    return next((d for d in UNIT_DIMS if d in obj.dims), None)
+
+
 MAX_COUNT = 2**53
 """The largest count accepted: counts pass through float64, exact up to here."""
 
@@ -497,6 +506,21 @@ class ConfusionMatrix:
         """
         return ConfusionMatrix(*self._counts.sum(axis=0), classifier=name)
 
+    def take(self, positions: Sequence[int] | np.ndarray) -> ConfusionMatrix:
+        """The units at some positions, as a batch of the same kind (slices stay slices).
+
+        Examples
+        --------
+        >>> import bayescm as bcm
+        >>> cms = bcm.ConfusionMatrix(tp=[1, 2, 3], fn=[1] * 3, fp=[1] * 3, tn=[1] * 3)
+        >>> cms.take([2, 0]).classifiers
+        ('cm2', 'cm0')
+        """
+        idx = np.asarray(positions, dtype=int)
+        if self._slices is not None:
+            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx])
+        return ConfusionMatrix(*self._counts[idx].T, classifier=[self._names[i] for i in idx])
+
     def __len__(self) -> int:
         return len(self._names)
 
@@ -509,10 +533,7 @@ class ConfusionMatrix:
             if key not in self._names:
                 raise KeyError(f"No classifier {key!r}; classifiers are {list(self._names)}.")
             key = self._names.index(key)
-        row = self._counts[key]
-        if self._slices is not None:
-            return ConfusionMatrix.from_slices(row[None], self._slices.iloc[[key]])
-        return ConfusionMatrix(*row, classifier=self._names[key])
+        return self.take([key])
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -535,7 +556,7 @@ class ConfusionMatrix:
         """
         coords: dict[str, Any] = {self._unit: list(self._names), "cell": list(CELLS)}
         if self._slices is not None:
-            coords.update({str(c): (self._unit, self._slices[c].to_numpy())
+            coords.update({str(c): (self._unit, _level_values(self._slices[c]))
                            for c in self._slices.columns})
         return xr.DataArray(self._counts, dims=(self._unit, "cell"), coords=coords,
                             name="counts")
@@ -560,6 +581,19 @@ class ConfusionMatrix:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
         return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
+
+
+def _level_values(column: pd.Series) -> np.ndarray:
+    """A level's values for xarray as netCDF stores and gives them back: text as
+    fixed-width strings, datetimes as naive ``datetime64[ns]`` (UTC for zoned ones)."""
+    if isinstance(column.dtype, pd.DatetimeTZDtype):
+        column = column.dt.tz_convert("UTC").dt.tz_localize(None)
+    if column.dtype.kind == "M":
+        return column.to_numpy().astype("datetime64[ns]")
+    values = column.to_numpy()
+    if values.dtype == object and all(isinstance(v, str) for v in values):
+        return values.astype(str)
+    return values
 
 
 def _labels(values: Any, what: str) -> np.ndarray:

@@ -201,7 +201,9 @@ def count_slices(y_true: Any, y_pred: Any, *, groups: Any = None, time: Any = No
         else:
             frame[_WIN] = _window_index(t, values)
     keys = [*cols, *([_WIN] if edges is not None else []), _TRUE, _PRED]
-    (sizes,) = _compute(frame.groupby(keys, dropna=False, observed=True).size())
+    grouped = frame.groupby(keys, dropna=False, observed=True)
+    # the counts table is small: a tree reduction into one partition, no shuffle
+    (sizes,) = _compute(grouped.size(split_out=1) if is_dask(frame) else grouped.size())
     sizes = sizes[sizes > 0]
     index = sizes.index.to_frame(index=False)
     for k in keys:

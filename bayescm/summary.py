@@ -30,6 +30,7 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
+from bayescm.data import UNIT_DIMS, unit_of
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 if TYPE_CHECKING:
@@ -49,15 +50,16 @@ def select_classifiers(obj: xr.Dataset | xr.DataArray, classifiers: str | Sequen
     """``obj`` restricted to some classifiers (all when None), naming any unknown one."""
     if classifiers is None:
         return obj
-    if "classifier" not in obj.dims:
+    unit = unit_of(obj)
+    if unit is None:
         raise ValueError(f"There is no classifier dim (dims {tuple(obj.dims)}); "
                          "drop classifiers=...")
-    names = [str(c) for c in obj["classifier"].values]
+    names = [str(c) for c in obj[unit].values]
     wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
     unknown = [c for c in wanted if c not in names]
     if unknown:
-        raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
-    return obj.sel(classifier=wanted)
+        raise KeyError(f"{unit.capitalize()}(s) {unknown} are not in the data ({names}).")
+    return obj.sel({unit: wanted})
 
 
 def summary(
@@ -131,9 +133,10 @@ def summary(
     ds = select_classifiers(ds, classifiers)
     arrays = metric_arrays(ds, reg, metrics, group)
     plug = None
-    if obs is not None and "classifier" in obs.dims and (
+    unit = None if obs is None else unit_of(obs)
+    if unit is not None and unit in ds.dims and (
             "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
-        plug = reg.compute(obs.sel(classifier=ds["classifier"].values), list(arrays))
+        plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
     out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior")
     out.attrs["group"] = group
     return out
@@ -201,8 +204,9 @@ def table(arrays: Mapping[str, xr.DataArray], *, hdi_prob: float = 0.95,
         template = template.isel({CLASS_DIM: 0}, drop=True)
     base = [d for d in template.dims if d not in SAMPLE_DIMS]
     units = template.isel({d: 0 for d in SAMPLE_DIMS if d in template.dims}, drop=True)
-    if "classifier" not in base:
-        raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
+    if not set(UNIT_DIMS) & set(base):
+        raise ValueError("summary needs metrics with a 'classifier' (or 'slice') dim "
+                         "(bayescm models).")
     overall = [k for k in keys if CLASS_DIM not in arrays[k].dims]
     by_class = [k for k in keys if CLASS_DIM in arrays[k].dims]
     classes = ([str(c) for c in arrays[by_class[0]][CLASS_DIM].values] if by_class else [])
