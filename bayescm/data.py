@@ -177,6 +177,12 @@ class ConfusionMatrix:
     argument is a count or a 1-d array of counts, one per classifier (dim
     ``classifier``).  Objects are immutable; every construction path validates.
 
+    :meth:`from_predictions` and :meth:`from_frame` with ``groups`` / ``time`` and
+    ``window`` give a *sliced* batch instead: one classifier's cases split by group
+    values and time windows, dim ``slice`` (:attr:`unit`), with the level values in
+    :attr:`slices` and empty slices kept and flagged in :attr:`empty`.  Every model,
+    the exact sampler and the summaries treat the slices as they treat classifiers.
+
     Parameters
     ----------
     tp, fn, fp, tn

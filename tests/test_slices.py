@@ -11,6 +11,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bayescm as bcm
 from bayescm.data import CELLS, CountsError
@@ -187,3 +189,24 @@ def test_dask_counts_on_a_local_cluster_equal_pandas() -> None:
     fits = [bcm.fit(bcm.models.three_beta(c), sampler="exact", random_seed=5, draws=100,
                     chains=2, predictive=False, prior=False) for c in (lazy, eager)]
     assert fits[0].posterior.equals(fits[1].posterior)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.data())
+def test_each_slice_holds_exactly_its_cases(data) -> None:
+    # any small labelled sample with two factors: every slice equals the unsliced tally
+    # of its own cases, slices are the product of the observed values, none is lost
+    n = data.draw(st.integers(1, 30))
+    col = st.lists(st.integers(0, 1), min_size=n, max_size=n)
+    y, p = data.draw(col), data.draw(col)
+    g = data.draw(st.lists(st.sampled_from("abc"), min_size=n, max_size=n))
+    h = data.draw(st.lists(st.integers(-1, 1), min_size=n, max_size=n))
+    cm = bcm.ConfusionMatrix.from_predictions(y, p, groups={"g": g, "h": h})
+    assert len(cm) == len(set(g)) * len(set(h)) and cm.counts.sum() == n
+    for label, row in zip(cm.classifiers, cm.counts, strict=True):
+        levels = cm.slices.loc[label]
+        mine = [i for i in range(n) if g[i] == levels["g"] and h[i] == levels["h"]]
+        expect = [sum(1 for i in mine if (y[i], p[i]) == cell)
+                  for cell in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        assert row.tolist() == expect
+        assert cm[label].empty[0] == (not mine)
