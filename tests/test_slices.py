@@ -210,3 +210,30 @@ def test_each_slice_holds_exactly_its_cases(data) -> None:
                   for cell in ((1, 1), (1, 0), (0, 1), (0, 0))]
         assert row.tolist() == expect
         assert cm[label].empty[0] == (not mine)
+
+
+def test_slices_rank_and_have_exact_predictive_pmfs_like_classifiers() -> None:
+    from bayescm.exact import metric_pmf
+
+    hits = {"a": 5, "b": 9, "c": 2}  # of 10 positives per site; 10 negatives, 8 right
+    y, p, site = [], [], []
+    for name, k in hits.items():
+        y += [1] * 10 + [0] * 10
+        p += [1] * k + [0] * (10 - k) + [0] * 8 + [1] * 2
+        site += [name] * 20
+    cm = bcm.ConfusionMatrix.from_predictions(y, p, groups=pd.Series(site, name="site"))
+    board = bcm.analysis.leaderboard(cm, metric="tpr", draws=2000, random_seed=1)
+    index = board.summary.index
+    assert index.name == "slice" and sorted(index) == list(cm.classifiers)
+    # flat-prior posterior means 10/12, 6/12, 3/12 (sd <= 0.14, so Monte Carlo error of
+    # 2,000 draws <= 0.003): the board is ordered b, a, c
+    assert list(index) == ["site=b", "site=a", "site=c"]
+    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=1, draws=500,
+                    chains=2, predictive=False, prior=False)
+    assert bcm.analysis.leaderboard(idata, metric="tpr").summary.index.name == "slice"
+    pmf = metric_pmf(cm, "tpr", 5, 5)
+    assert pmf.index.names == ["slice", "contour"]
+    # per slice the pmf is that slice's alone (a one-slice batch gives the same numbers)
+    one = metric_pmf(cm[cm.classifiers[1]], "tpr", 5, 5)
+    assert np.allclose(pmf.loc[cm.classifiers[1]]["probability"],
+                       one.loc[cm.classifiers[1]]["probability"])
