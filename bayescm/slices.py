@@ -142,11 +142,14 @@ def _frame(y_true: Any, y_pred: Any, cols: Mapping[str, Any], time: Any) -> Any:
         return frame
     data = {}
     for k, v in parts.items():
-        arr = v.to_numpy() if isinstance(v, pd.Series | pd.Index) else np.asarray(v)
+        if isinstance(getattr(v, "dtype", None), pd.CategoricalDtype):
+            arr = pd.Categorical(v)  # keeps the category order (as Dask does)
+        else:
+            arr = v.to_numpy() if isinstance(v, pd.Series | pd.Index) else np.asarray(v)
         if arr.ndim != 1:
             raise CountsError(f"{k.strip('_')} must be 1-d, got shape {arr.shape}.")
         data[k] = arr
-    sizes = {k.strip("_"): a.size for k, a in data.items()}
+    sizes = {k.strip("_"): len(a) for k, a in data.items()}
     if len(set(sizes.values())) != 1:
         raise CountsError(f"Inputs have different lengths {sizes}; give one value per case.")
     if sizes["y_true"] == 0:
@@ -227,8 +230,8 @@ def count_slices(y_true: Any, y_pred: Any, *, groups: Any = None, time: Any = No
     factors = [*cols, *([_WIN] if edges is not None else [])]
     # position of each counted (slice, y_true, y_pred) in the cartesian product: the
     # counts table is filled by one scatter-add, no loop over slices
-    codes = [pd.Categorical(index[k], categories=lv).codes for k, lv in zip(factors, levels,
-                                                                           strict=True)]
+    codes = [pd.Index(lv, dtype=object).get_indexer(index[k].to_numpy(dtype=object))
+             for k, lv in zip(factors, levels, strict=True)]
     shape = tuple(len(lv) for lv in levels)
     flat = np.ravel_multi_index(codes, shape) if shape else np.zeros(len(index), dtype=int)
     table = np.zeros((int(np.prod(shape)), 4), dtype=np.int64)

@@ -237,3 +237,25 @@ def test_slices_rank_and_have_exact_predictive_pmfs_like_classifiers() -> None:
     one = metric_pmf(cm[cm.classifiers[1]], "tpr", 5, 5)
     assert np.allclose(pmf.loc[cm.classifiers[1]]["probability"],
                        one.loc[cm.classifiers[1]]["probability"])
+
+
+def test_categorical_groups_keep_their_order_in_pandas_and_dask() -> None:
+    import dask.dataframe as dd
+
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n),
+                       "g": pd.Categorical(rng.choice(["lo", "mid", "hi"], n),
+                                           categories=["lo", "mid", "hi", "never"]),
+                       "k": rng.choice([True, False], n)})
+    eager = bcm.ConfusionMatrix.from_frame(df, y_true="y", y_pred="p", groups=["g", "k"])
+    # observed categories only ("never" has no case), in category order, not sorted
+    assert eager.slices["g"].unique().tolist() == ["lo", "mid", "hi"]
+    lazy = bcm.ConfusionMatrix.from_frame(dd.from_pandas(df, npartitions=3), y_true="y",
+                                          y_pred="p", groups=["g", "k"])
+    assert lazy == eager
+    by_hand = df.groupby(["g", "k"], observed=True).apply(
+        lambda d: [int(((d.y == a) & (d.p == b)).sum()) for a, b in ((1, 1), (1, 0), (0, 1),
+                                                                     (0, 0))],
+        include_groups=False)
+    assert eager.counts.tolist() == by_hand.tolist()
