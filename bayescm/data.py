@@ -269,6 +269,11 @@ class ConfusionMatrix:
         ``classifier`` when given, else from the index.  Column names are matched
         case-insensitively; other columns are ignored.
 
+        Counts by group: ``groups`` (a column name or a list of them), ``time`` and
+        ``window`` sum the rows' counts into slices (several rows per slice are
+        added up, e.g. daily counts into weekly windows), as :meth:`from_predictions`
+        would have counted the underlying cases.
+
         Predictions: ``y_true`` and ``y_pred`` name the label columns, one row per
         case; ``groups`` (a column name or a list of them), ``time`` (a datetime
         column) and ``window`` slice the cases as in :meth:`from_predictions`.  The
@@ -288,40 +293,40 @@ class ConfusionMatrix:
         >>> cm.unit, cm.classifiers, cm.counts.tolist()
         ('slice', ('site=a', 'site=b'), [[1, 1, 0, 1], [1, 0, 1, 0]])
         """
-        from bayescm.slices import is_dask
+        from bayescm.slices import is_dask, sum_slices
 
-        if y_true is not None or y_pred is not None or is_dask(frame):
+        listed = [] if groups is None else [groups] if isinstance(groups, str) else list(groups)
+        lazy = is_dask(frame)
+        if not lazy and not isinstance(frame, pd.DataFrame):
+            raise CountsError(f"from_frame needs a pandas DataFrame, got {type(frame).__name__}.")
+        if y_true is not None or y_pred is not None:
             if y_true is None or y_pred is None:
                 raise CountsError("A frame of predictions needs both y_true= and y_pred= "
                                   "(the names of the label columns).")
-            cols = [y_true, y_pred, *([] if groups is None else
-                                      [groups] if isinstance(groups, str) else list(groups)),
-                    *([] if time is None else [time])]
-            missing = [c for c in cols if c not in frame.columns]
-            if missing:
-                raise CountsError(f"Column(s) {missing} are not in the frame (it has "
-                                  f"{list(frame.columns)}).")
-            factors = (None if groups is None else
-                       {str(g): frame[g] for g in ([groups] if isinstance(groups, str)
-                                                   else groups)})
+            _need_columns(frame, [y_true, y_pred, *listed, *([time] if time else [])])
             return cls.from_predictions(frame[y_true], frame[y_pred], positive=positive,
-                                        classifier=classifier, groups=factors,
+                                        classifier=classifier,
+                                        groups={str(g): frame[g] for g in listed} or None,
                                         time=None if time is None else frame[time],
                                         window=window)
-        if groups is not None or time is not None or window is not None:
-            raise CountsError("groups=, time= and window= slice a frame of predictions: name "
-                              "its label columns with y_true= and y_pred=.")
-        if not isinstance(frame, pd.DataFrame):
-            raise CountsError(f"from_frame needs a pandas DataFrame, got {type(frame).__name__}.")
-        if len(frame) == 0:
+        if not lazy and len(frame) == 0:
             raise CountsError("The DataFrame has no rows.")
         cols = {str(c).lower(): c for c in frame.columns}
         missing = [c for c in CELLS if c not in cols]
         if missing:
             raise CountsError(
                 f"DataFrame lacks column(s) {missing}; it needs {list(CELLS)} "
-                f"(has {list(frame.columns)})."
+                f"(has {list(frame.columns)}), or name the label columns of a frame of "
+                "predictions with y_true= and y_pred=."
             )
+        if listed or time is not None or window is not None:
+            _need_columns(frame, [*listed, *([time] if time else [])])
+            table, slices = sum_slices(frame, {c: cols[c] for c in CELLS}, groups=listed,
+                                       time=time, window=window)
+            return cls.from_slices(table, slices)
+        if lazy:
+            raise CountsError("A Dask DataFrame of counts is summed into slices: give groups= "
+                              "(or time= and window=), or .compute() it first.")
         if classifier is not None:
             if classifier not in frame.columns:
                 raise CountsError(f"Column {classifier!r} (classifier names) is not in the frame.")
@@ -587,6 +592,13 @@ class ConfusionMatrix:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
         return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
+
+
+def _need_columns(frame: Any, names: Sequence[Any]) -> None:
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise CountsError(f"Column(s) {missing} are not in the frame (it has "
+                          f"{list(frame.columns)}).")
 
 
 def _level_values(column: pd.Series) -> np.ndarray:

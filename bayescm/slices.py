@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["WINDOW", "count_slices", "is_dask", "slice_label"]
+__all__ = ["WINDOW", "count_slices", "is_dask", "slice_label", "sum_slices"]
 
 WINDOW = "window"
 """The level name of the time window."""
@@ -174,48 +174,18 @@ def count_slices(y_true: Any, y_pred: Any, *, groups: Any = None, time: Any = No
     slices frame is indexed by the slice labels, with one column per factor (and
     ``window``, the window start, last).
     """
-    from bayescm.data import CountsError, resolve_positive
+    from bayescm.data import resolve_positive
 
-    if window is not None and time is None:
-        raise CountsError("window= needs time= (the time of each case) to bin cases into "
-                          "windows.")
-    if time is not None and window is None:
-        raise CountsError("time= needs window= (a pandas offset alias such as '7D' or 'MS').")
+    _check_window(time, window)
     n = None if is_dask(y_true) else len(y_true)
     cols = _group_columns(groups, n, "y_true")
-    frame = _frame(y_true, y_pred, cols, time)
-    edges = None
-    if time is not None:
-        t = frame[_WIN]
-        if not (pd.api.types.is_datetime64_any_dtype(t.dtype)):
-            if is_dask(t):
-                raise CountsError("time must be a datetime column (convert it with "
-                                  "dd.to_datetime first).")
-            t = pd.to_datetime(t)
-        first, last, missing = _compute(t.min(), t.max(), t.isna().sum())
-        if missing:
-            raise CountsError(f"time has {int(missing)} missing value(s); drop those cases or "
-                              "give them a time.")
-        edges = window_edges(pd.Timestamp(first), pd.Timestamp(last), window)
-        values = edges.to_numpy()
-        if is_dask(t):
-            frame = frame.assign(**{_WIN: t.map_partitions(_window_index, values,
-                                                           meta=(_WIN, "i8"))})
-        else:
-            frame[_WIN] = _window_index(t, values)
+    frame, edges = _with_windows(_frame(y_true, y_pred, cols, time), time, window)
     keys = [*cols, *([_WIN] if edges is not None else []), _TRUE, _PRED]
     grouped = frame.groupby(keys, dropna=False, observed=True)
     # the counts table is small: a tree reduction into one partition, no shuffle
     (sizes,) = _compute(grouped.size(split_out=1) if is_dask(frame) else grouped.size())
     sizes = sizes[sizes > 0]
-    index = sizes.index.to_frame(index=False)
-    for k in keys:
-        if index[k].isna().any():
-            what = {_TRUE: "y_true", _PRED: "y_pred"}.get(k, f"group {k!r}")
-            hint = ("drop or impute missing labels first" if k in (_TRUE, _PRED) else
-                    "fill them with an explicit level (e.g. .fillna('missing')) to keep those "
-                    "cases as a slice, or drop those cases")
-            raise CountsError(f"{what} has missing values (NaN/None); {hint}.")
+    index = _no_missing(sizes.index.to_frame(index=False), keys)
     labels = pd.unique(np.concatenate([index[_TRUE].to_numpy(), index[_PRED].to_numpy()]))
     try:
         labels = np.sort(labels)
@@ -224,18 +194,111 @@ def count_slices(y_true: Any, y_pred: Any, *, groups: Any = None, time: Any = No
     pos = resolve_positive(labels, positive)
     is_pos, pred_pos = (index[_TRUE] == pos).to_numpy(), (index[_PRED] == pos).to_numpy()
     index["__cell"] = 2 * (~is_pos).astype(int) + (~pred_pos).astype(int)  # tp fn fp tn
+    return _assemble(index, sizes.to_numpy(), list(cols), edges)
+
+
+def sum_slices(frame: Any, cells: Mapping[str, str], *, groups: Any, time: str | None = None,
+               window: Any = None) -> tuple[np.ndarray, pd.DataFrame]:
+    """Counts already tallied (columns ``cells[c]`` for c in tp, fn, fp, tn), summed
+    into slices by the group columns ``groups`` and the windows of column ``time``.
+
+    The frame may hold several rows per slice (e.g. one per day) and may be a Dask
+    DataFrame; the result is that of :func:`count_slices` on the underlying cases.
+    """
+    from bayescm.data import CELLS, CountsError
+
+    _check_window(time, window)
+    names = [] if groups is None else [groups] if isinstance(groups, str) else list(groups)
+    cols = _group_columns({str(g): frame[g] for g in names}, None, "the frame") if names \
+        else {}
+    parts = frame[[*names, *([time] if time is not None else []), *cells.values()]]
+    parts = parts.rename(columns={**{cells[c]: c for c in CELLS},
+                                  **({time: _WIN} if time is not None else {})})
+    parts, edges = _with_windows(parts, time, window)
+    keys = [*cols, *([_WIN] if edges is not None else [])]
+    counts = parts[list(CELLS)]
+    summed, lowest, missing = _compute(
+        parts.groupby(keys, dropna=False, observed=True)[list(CELLS)]
+        .sum(**({"split_out": 1} if is_dask(parts) else {})),
+        counts.min().min(), counts.isna().sum().sum())
+    if missing or lowest < 0:
+        raise CountsError(f"The frame's counts hold {int(missing)} missing value(s) and a "
+                          f"lowest value of {lowest}; counts are whole numbers >= 0.")
+    index = _no_missing(summed.index.to_frame(index=False), keys)
+    long = pd.concat([index.assign(__cell=i) for i in range(len(CELLS))], ignore_index=True)
+    values = summed.to_numpy().T.ravel()  # cell by cell, as ``long`` is stacked
+    return _assemble(long, values, list(cols), edges)
+
+
+def _check_window(time: Any, window: Any) -> None:
+    from bayescm.data import CountsError
+
+    if window is not None and time is None:
+        raise CountsError("window= needs time= (the time of each case) to bin cases into "
+                          "windows.")
+    if time is not None and window is None:
+        raise CountsError("time= needs window= (a pandas offset alias such as '7D' or 'MS').")
+
+
+def _with_windows(frame: Any, time: Any, window: Any) -> tuple[Any, pd.DatetimeIndex | None]:
+    """The frame with its time column (``_WIN``) replaced by the window index."""
+    from bayescm.data import CountsError
+
+    if time is None:
+        return frame, None
+    t = frame[_WIN]
+    if not pd.api.types.is_datetime64_any_dtype(t.dtype):
+        if is_dask(t):
+            raise CountsError("time must be a datetime column (convert it with "
+                              "dd.to_datetime first).")
+        t = pd.to_datetime(t)
+    first, last, missing = _compute(t.min(), t.max(), t.isna().sum())
+    if missing:
+        raise CountsError(f"time has {int(missing)} missing value(s); drop those cases or "
+                          "give them a time.")
+    edges = window_edges(pd.Timestamp(first), pd.Timestamp(last), window)
+    values = edges.to_numpy()
+    if is_dask(t):
+        return frame.assign(**{_WIN: t.map_partitions(_window_index, values,
+                                                      meta=(_WIN, "i8"))}), edges
+    return frame.assign(**{_WIN: _window_index(t, values)}), edges
+
+
+def _no_missing(index: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``index`` unless a key column holds NaN/None (then a message saying what to do)."""
+    from bayescm.data import CountsError
+
+    for k in keys:
+        if index[k].isna().any():
+            what = {_TRUE: "y_true", _PRED: "y_pred"}.get(k, f"group {k!r}")
+            hint = ("drop or impute missing labels first" if k in (_TRUE, _PRED) else
+                    "fill them with an explicit level (e.g. .fillna('missing')) to keep those "
+                    "cases as a slice, or drop those cases")
+            raise CountsError(f"{what} has missing values (NaN/None); {hint}.")
+    return index
+
+
+def _assemble(index: pd.DataFrame, sizes: np.ndarray, cols: list[str],
+              edges: pd.DatetimeIndex | None) -> tuple[np.ndarray, pd.DataFrame]:
+    """The counts table over the cartesian product of the levels, and the slices frame.
+
+    ``index`` has one row per counted (slice, cell): the factor columns, ``_WIN``
+    (window index) when there are windows, and ``__cell`` (0..3); ``sizes`` the counts.
+    """
+    from bayescm.data import CountsError
+
     levels = [_levels(index[k]) for k in cols]
     if edges is not None:
         levels.append(list(range(len(edges))))
     factors = [*cols, *([_WIN] if edges is not None else [])]
-    # position of each counted (slice, y_true, y_pred) in the cartesian product: the
-    # counts table is filled by one scatter-add, no loop over slices
+    # position of each counted (slice, cell) in the cartesian product: the counts
+    # table is filled by one scatter-add, no loop over slices
     codes = [pd.Index(lv, dtype=object).get_indexer(index[k].to_numpy(dtype=object))
              for k, lv in zip(factors, levels, strict=True)]
     shape = tuple(len(lv) for lv in levels)
     flat = np.ravel_multi_index(codes, shape) if shape else np.zeros(len(index), dtype=int)
-    table = np.zeros((int(np.prod(shape)), 4), dtype=np.int64)
-    np.add.at(table, (flat, index["__cell"].to_numpy()), sizes.to_numpy().astype(np.int64))
+    table = np.zeros((int(np.prod(shape)), 4), dtype=float)
+    np.add.at(table, (flat, index["__cell"].to_numpy()), np.asarray(sizes, dtype=float))
     combos = list(itertools.product(*levels))
     slices = pd.DataFrame(combos, columns=[*cols, *([WINDOW] if edges is not None else [])])
     if edges is not None:

@@ -259,3 +259,27 @@ def test_categorical_groups_keep_their_order_in_pandas_and_dask() -> None:
                                                                      (0, 0))],
         include_groups=False)
     assert eager.counts.tolist() == by_hand.tolist()
+
+
+def test_counts_by_group_and_day_sum_into_the_same_slices_as_the_cases() -> None:
+    import dask.dataframe as dd
+
+    df = _cases(300, seed=8)
+    cell = np.select([(df.y == 1) & (df.p == 1), df.y == 1, df.p == 1], ["tp", "fn", "fp"],
+                     "tn")
+    daily = (df.assign(day=df["t"].dt.floor("D"), cell=cell)
+             .pivot_table(index=["sex", "age", "day"], columns="cell", values="y",
+                          aggfunc="size", fill_value=0).reset_index())
+    daily = daily.rename(columns={"tp": "TP"})  # cell columns match case-insensitively
+    cases = bcm.ConfusionMatrix.from_frame(df, y_true="y", y_pred="p", groups=["sex", "age"],
+                                           time="t", window="7D")
+    summed = bcm.ConfusionMatrix.from_frame(daily, groups=["sex", "age"], time="day",
+                                            window="7D")
+    assert summed == cases
+    lazy = bcm.ConfusionMatrix.from_frame(dd.from_pandas(daily, npartitions=3),
+                                          groups=["sex", "age"], time="day", window="7D")
+    assert lazy == cases
+    assert bcm.ConfusionMatrix.from_frame(daily, groups="sex").counts.sum() == len(df)
+    bad = daily.assign(fn=daily["fn"] - 1)
+    with pytest.raises(CountsError, match="whole numbers >= 0"):
+        bcm.ConfusionMatrix.from_frame(bad, groups="sex")
