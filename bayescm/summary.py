@@ -9,8 +9,9 @@ streams chunks of classifiers through it.
 Index convention
 ----------------
 The unit dims of the requested metrics, then ``metric``: ``(classifier, metric)``
-for binary models (``(population, classifier, metric)`` for latent-class ones, a
-population's parameter shared by its classifiers).  Multiclass fits give
+for binary models (``(slice, metric)`` for a sliced matrix, the slice labels such
+as ``"sex=F|age=40-60"``; ``(population, classifier, metric)`` for latent-class
+ones, a population's parameter shared by its classifiers).  Multiclass fits give
 ``(classifier, metric)`` when only overall and averaged metrics are requested and
 ``(classifier, class, metric)`` as soon as a per-class metric is: the rows of
 metrics without a class (``acc``, ``f1_macro``, ...) then carry class ``""`` and
@@ -98,7 +99,8 @@ def summary(
     Returns
     -------
     pandas.DataFrame
-        Index ``(classifier, metric)`` (``(population, classifier, metric)`` for
+        Index ``(classifier, metric)`` (``(slice, metric)`` for a sliced matrix,
+        whose slices ``classifiers=`` then selects; ``(population, classifier, metric)`` for
         latent-class models; ``(classifier, class, metric)`` for a multiclass fit
         when a per-class metric is requested, class ``""`` for the metrics without
         one: see the module notes); columns ``plug_in, mean, sd, median, hdi_lower,
