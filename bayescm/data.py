@@ -1,7 +1,9 @@
 """Validated, immutable, labelled counts.
 
 A :class:`ConfusionMatrix` holds one or many binary confusion matrices (dim
-``classifier``) with named cells ``tp, fn, fp, tn``: rows are the actual class
+``classifier``, or dim ``slice`` for the subgroups and time windows of one
+classifier's predictions, see :mod:`bayescm.slices`) with named cells ``tp, fn,
+fp, tn``: rows are the actual class
 (positive, negative), columns the predicted class (positive, negative).  Sources
 disagree on the order of these cells, so nothing in bayescm relies on a position:
 every array carries the cell names with it.
@@ -18,6 +20,15 @@ import xarray as xr
 
 CELLS: tuple[str, ...] = ("tp", "fn", "fp", "tn")
 """Cell names of a binary confusion matrix, in the order used for arrays."""
+
+
+UNIT_DIMS: tuple[str, ...] = ("classifier", "slice")
+"""The batch dims of labelled confusion matrices: classifiers, or the slices of one."""
+
+
+def unit_of(obj: Any) -> str | None:
+    """The labelled batch dim (:data:`UNIT_DIMS`) of an xarray object, None without one."""
+    return next((d for d in UNIT_DIMS if d in obj.dims), None)
 
 
 MAX_COUNT = 2**53
@@ -67,6 +78,7 @@ def validate_counts(
     *,
     kind: str = "cell",
     unit: str = "classifier",
+    allow_empty: bool = False,
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Check named count fields and stack them into an integer array.
 
@@ -81,6 +93,9 @@ def validate_counts(
         What a field is called in error messages.
     unit
         What a row is called in error messages (``classifier``, ``population``).
+    allow_empty
+        Accept rows whose counts are all zero (the empty slices of a sliced matrix,
+        kept and flagged); refused otherwise.
 
     Returns
     -------
@@ -145,7 +160,7 @@ def validate_counts(
                 )
     counts = np.stack([arrays[f] for f in fields], axis=-1).astype(np.int64)
     for i, total in enumerate(counts.sum(axis=-1)):
-        if total == 0:
+        if total == 0 and not allow_empty:
             raise CountsError(
                 f"All counts of {_where(names, i, unit)} are zero: it has no data, and an empty "
                 "table carries no information; drop it or give its counts."
@@ -161,6 +176,12 @@ class ConfusionMatrix:
     ``fp`` and ``tn`` the actual negatives predicted positive and negative.  Each
     argument is a count or a 1-d array of counts, one per classifier (dim
     ``classifier``).  Objects are immutable; every construction path validates.
+
+    :meth:`from_predictions` and :meth:`from_frame` with ``groups`` / ``time`` and
+    ``window`` give a *sliced* batch instead: one classifier's cases split by group
+    values and time windows, dim ``slice`` (:attr:`unit`), with the level values in
+    :attr:`slices` and empty slices kept and flagged in :attr:`empty`.  Every model,
+    the exact sampler and the summaries treat the slices as they treat classifiers.
 
     Parameters
     ----------
@@ -187,7 +208,7 @@ class ConfusionMatrix:
     2
     """
 
-    __slots__ = ("_counts", "_names")
+    __slots__ = ("_counts", "_names", "_slices", "_unit")
 
     def __init__(self, tp: Any, fn: Any, fp: Any, tn: Any, *, classifier: Any = None) -> None:
         if isinstance(classifier, str):
@@ -195,6 +216,32 @@ class ConfusionMatrix:
         counts, names = validate_counts({"tp": tp, "fn": fn, "fp": fp, "tn": tn}, classifier)
         object.__setattr__(self, "_counts", counts)
         object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_unit", "classifier")
+        object.__setattr__(self, "_slices", None)
+
+    @classmethod
+    def from_slices(cls, counts: Any, slices: pd.DataFrame) -> ConfusionMatrix:
+        """A sliced batch from counts ``(n_slices, 4)`` and its slices frame.
+
+        ``slices`` is indexed by the slice labels (unique strings) with one column
+        per level (group factors, ``window``); empty slices (all counts zero) are
+        allowed and flagged by :attr:`empty`.
+        """
+        if not isinstance(slices, pd.DataFrame):
+            raise CountsError(f"slices must be a pandas DataFrame, got {type(slices).__name__}.")
+        arr = np.asarray(counts)
+        if arr.ndim != 2 or arr.shape[1] != len(CELLS):
+            raise CountsError(f"Sliced counts need shape (n_slices, 4), got {arr.shape}.")
+        values, names = validate_counts(dict(zip(CELLS, arr.T, strict=True)),
+                                        [str(i) for i in slices.index], unit="slice",
+                                        allow_empty=True)
+        self = object.__new__(cls)
+        frame = slices.copy()
+        frame.index = pd.Index(names, name="slice")
+        for name, value in (("_counts", values), ("_names", names), ("_unit", "slice"),
+                            ("_slices", frame)):
+            object.__setattr__(self, name, value)
+        return self
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ConfusionMatrix is immutable; build a new one instead.")
@@ -213,12 +260,25 @@ class ConfusionMatrix:
         return cls(**{c: lower[c] for c in CELLS}, classifier=classifier)
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, *, classifier: str | None = None) -> ConfusionMatrix:
-        """Build a batch from a DataFrame with columns ``tp, fn, fp, tn``.
+    def from_frame(cls, frame: Any, *, classifier: str | None = None, y_true: str | None = None,
+                   y_pred: str | None = None, positive: Any = None, groups: Any = None,
+                   time: str | None = None, window: Any = None) -> ConfusionMatrix:
+        """Build a batch from a DataFrame of counts, or tally a frame of predictions.
 
-        The classifier names come from column ``classifier`` when given, else from
-        the index.  Column names are matched case-insensitively; other columns are
-        ignored.
+        Counts: columns ``tp, fn, fp, tn``; the classifier names come from column
+        ``classifier`` when given, else from the index.  Column names are matched
+        case-insensitively; other columns are ignored.
+
+        Counts by group: ``groups`` (a column name or a list of them), ``time`` and
+        ``window`` sum the rows' counts into slices (several rows per slice are
+        added up, e.g. daily counts into weekly windows), as :meth:`from_predictions`
+        would have counted the underlying cases.
+
+        Predictions: ``y_true`` and ``y_pred`` name the label columns, one row per
+        case; ``groups`` (a column name or a list of them), ``time`` (a datetime
+        column) and ``window`` slice the cases as in :meth:`from_predictions`.  The
+        frame may be a Dask DataFrame (counted by one groupby on the current Dask
+        scheduler; the rows are never gathered).
 
         Examples
         --------
@@ -227,18 +287,19 @@ class ConfusionMatrix:
         ...                   index=["7a", "7b"])
         >>> bcm.ConfusionMatrix.from_frame(df).classifiers
         ('7a', '7b')
+        >>> cases = pd.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 0, 1, 1],
+        ...                       "site": ["a", "a", "a", "b", "b"]})
+        >>> cm = bcm.ConfusionMatrix.from_frame(cases, y_true="y", y_pred="p", groups="site")
+        >>> cm.unit, cm.classifiers, cm.counts.tolist()
+        ('slice', ('site=a', 'site=b'), [[1, 1, 0, 1], [1, 0, 1, 0]])
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise CountsError(f"from_frame needs a pandas DataFrame, got {type(frame).__name__}.")
-        if len(frame) == 0:
-            raise CountsError("The DataFrame has no rows.")
+        from bayescm.slices import frame_matrix
+
+        built = frame_matrix(cls, frame, y_true=y_true, y_pred=y_pred, positive=positive,
+                             classifier=classifier, groups=groups, time=time, window=window)
+        if built is not None:
+            return built
         cols = {str(c).lower(): c for c in frame.columns}
-        missing = [c for c in CELLS if c not in cols]
-        if missing:
-            raise CountsError(
-                f"DataFrame lacks column(s) {missing}; it needs {list(CELLS)} "
-                f"(has {list(frame.columns)})."
-            )
         if classifier is not None:
             if classifier not in frame.columns:
                 raise CountsError(f"Column {classifier!r} (classifier names) is not in the frame.")
@@ -255,8 +316,11 @@ class ConfusionMatrix:
         *,
         positive: Any = None,
         classifier: str | None = None,
+        groups: Any = None,
+        time: Any = None,
+        window: Any = None,
     ) -> ConfusionMatrix:
-        """Tally predictions against true labels.
+        """Tally predictions against true labels, optionally into slices.
 
         Parameters
         ----------
@@ -270,6 +334,32 @@ class ConfusionMatrix:
             ``{0, 1}`` or ``{False, True}``.
         classifier
             Name of a single classifier.
+        groups
+            Slice the cases by group: one array/Series of group values (named by
+            the Series' name, else ``"group"``) or a mapping ``factor name ->
+            values``.  Several factors slice by every combination of their values.
+        time, window
+            Times of the cases (datetimes) and a pandas offset alias (``"7D"``,
+            ``"W-MON"``, ``"MS"``): cases are binned into windows, one more level
+            named ``window`` (see :mod:`bayescm.slices` for where windows start).
+
+        Returns
+        -------
+        ConfusionMatrix
+            Without slicing, dim ``classifier``.  With ``groups`` or ``time``, dim
+            ``slice`` (:attr:`unit`): one matrix per combination of the observed
+            values of every factor (and every window from the first to the last),
+            labelled like ``"sex=F|age=40-60"``; combinations without cases are kept
+            with zero counts and flagged in :attr:`empty`; :attr:`slices` gives the
+            level values.  Inputs may be Dask Series of one Dask DataFrame.
+
+        Raises
+        ------
+        CountsError
+            For unequal lengths, missing labels or group values (fill them with an
+            explicit level such as ``"missing"``, or drop those cases), ``window``
+            without ``time``, or several classifiers with slicing (slice each
+            classifier's predictions on its own).
 
         Examples
         --------
@@ -278,7 +368,26 @@ class ConfusionMatrix:
         ...     ["ill", "ill", "well", "well"], ["ill", "well", "well", "well"], positive="ill")
         >>> cm.to_dict()
         {'tp': 1, 'fn': 1, 'fp': 0, 'tn': 2}
+        >>> import pandas as pd
+        >>> cm = bcm.ConfusionMatrix.from_predictions(
+        ...     [1, 1, 0, 0], [1, 0, 0, 0], groups={"sex": ["F", "M", "F", "F"],
+        ...                                         "age": ["<40", "<40", "<40", "40+"]})
+        >>> cm.classifiers
+        ('sex=F|age=40+', 'sex=F|age=<40', 'sex=M|age=40+', 'sex=M|age=<40')
+        >>> cm.empty.tolist()
+        [False, False, True, False]
+        >>> weekly = bcm.ConfusionMatrix.from_predictions(
+        ...     [1, 0, 1], [1, 0, 0], time=pd.to_datetime(["2024-01-01", "2024-01-02",
+        ...                                                "2024-01-20"]), window="7D")
+        >>> weekly.slices["window"].dt.strftime("%d %b").tolist()
+        ['01 Jan', '08 Jan', '15 Jan']
         """
+        from bayescm.slices import sliced_predictions
+
+        built = sliced_predictions(cls, y_true, y_pred, positive=positive, classifier=classifier,
+                                   groups=groups, time=time, window=window)
+        if built is not None:
+            return built
         preds = dict(y_pred) if isinstance(y_pred, Mapping) else {classifier or "cm": y_pred}
         truth = _labels(y_true, "y_true")
         for name, p in preds.items():
@@ -309,8 +418,24 @@ class ConfusionMatrix:
 
     @property
     def classifiers(self) -> tuple[str, ...]:
-        """Classifier names (coords of dim ``classifier``)."""
+        """Unit names: the classifiers (dim ``classifier``) or the slice labels."""
         return self._names
+
+    @property
+    def unit(self) -> str:
+        """The batch dim: ``"classifier"``, or ``"slice"`` for a sliced matrix."""
+        return self._unit
+
+    @property
+    def slices(self) -> pd.DataFrame | None:
+        """Level values per slice (index: slice labels; one column per factor, and
+        ``window``), None unless :attr:`unit` is ``"slice"``."""
+        return None if self._slices is None else self._slices.copy()
+
+    @property
+    def empty(self) -> np.ndarray:
+        """Per unit: True where every count is zero (an empty slice, kept and flagged)."""
+        return self.n == 0
 
     def cell(self, name: str) -> np.ndarray:
         """Counts of one named cell, one per classifier."""
@@ -354,6 +479,21 @@ class ConfusionMatrix:
         """
         return ConfusionMatrix(*self._counts.sum(axis=0), classifier=name)
 
+    def take(self, positions: Sequence[int] | np.ndarray) -> ConfusionMatrix:
+        """The units at some positions, as a batch of the same kind (slices stay slices).
+
+        Examples
+        --------
+        >>> import bayescm as bcm
+        >>> cms = bcm.ConfusionMatrix(tp=[1, 2, 3], fn=[1] * 3, fp=[1] * 3, tn=[1] * 3)
+        >>> cms.take([2, 0]).classifiers
+        ('cm2', 'cm0')
+        """
+        idx = np.asarray(positions, dtype=int)
+        if self._slices is not None:
+            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx])
+        return ConfusionMatrix(*self._counts[idx].T, classifier=[self._names[i] for i in idx])
+
     def __len__(self) -> int:
         return len(self._names)
 
@@ -366,32 +506,42 @@ class ConfusionMatrix:
             if key not in self._names:
                 raise KeyError(f"No classifier {key!r}; classifiers are {list(self._names)}.")
             key = self._names.index(key)
-        row = self._counts[key]
-        return ConfusionMatrix(*row, classifier=self._names[key])
+        return self.take([key])
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ConfusionMatrix)
             and self._names == other._names
+            and self._unit == other._unit
             and np.array_equal(self._counts, other._counts)
+            and (self._slices is None or self._slices.equals(other._slices))
         )
 
     def __hash__(self) -> int:
         return hash((self._names, self._counts.tobytes()))
 
     def to_xarray(self) -> xr.DataArray:
-        """Counts as a DataArray with dims ``(classifier, cell)``."""
-        return xr.DataArray(
-            self._counts,
-            dims=("classifier", "cell"),
-            coords={"classifier": list(self._names), "cell": list(CELLS)},
-            name="counts",
-        )
+        """Counts as a DataArray with dims ``(classifier, cell)`` or ``(slice, cell)``.
+
+        A sliced matrix carries one non-dimension coordinate per level on dim
+        ``slice`` (so it can be written to netCDF; ``da.set_index(slice=[...])``
+        makes them a pandas MultiIndex).
+        """
+        coords: dict[str, Any] = {self._unit: list(self._names), "cell": list(CELLS)}
+        if self._slices is not None:
+            coords.update({str(c): (self._unit, _level_values(self._slices[c]))
+                           for c in self._slices.columns})
+        return xr.DataArray(self._counts, dims=(self._unit, "cell"), coords=coords,
+                            name="counts")
 
     def to_frame(self) -> pd.DataFrame:
-        """Counts as a DataFrame, one row per classifier, columns ``tp, fn, fp, tn``."""
-        return pd.DataFrame(self._counts, index=pd.Index(self._names, name="classifier"),
-                            columns=list(CELLS))
+        """Counts as a DataFrame, one row per unit, columns ``tp, fn, fp, tn``.
+
+        A sliced matrix is indexed by a pandas MultiIndex of its level values.
+        """
+        index = (pd.Index(self._names, name=self._unit) if self._slices is None
+                 or self._slices.shape[1] == 0 else pd.MultiIndex.from_frame(self._slices))
+        return pd.DataFrame(self._counts, index=index, columns=list(CELLS))
 
     def to_dict(self) -> dict[str, int | list[int]]:
         """Counts as ``{cell: count}`` (one matrix) or ``{cell: [counts]}`` (a batch)."""
@@ -400,10 +550,23 @@ class ConfusionMatrix:
         return {c: self._counts[:, i].tolist() for i, c in enumerate(CELLS)}
 
     def __repr__(self) -> str:
-        if len(self) == 1:
+        if len(self) == 1 and self._slices is None:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
-        return f"ConfusionMatrix({len(self)} classifiers)\n{self.to_frame()}"
+        return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
+
+
+def _level_values(column: pd.Series) -> np.ndarray:
+    """A level's values for xarray as netCDF stores and gives them back: text as
+    fixed-width strings, datetimes as naive ``datetime64[ns]`` (UTC for zoned ones)."""
+    if isinstance(column.dtype, pd.DatetimeTZDtype):
+        column = column.dt.tz_convert("UTC").dt.tz_localize(None)
+    if column.dtype.kind == "M":
+        return column.to_numpy().astype("datetime64[ns]")
+    values = column.to_numpy()
+    if values.dtype == object and all(isinstance(v, str) for v in values):
+        return values.astype(str)
+    return values
 
 
 def _labels(values: Any, what: str) -> np.ndarray:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LOG_LIKELIHOOD_MAX_VALUES", "METRIC_DTYPE", "LogLikelihoodNotice", "complete",
            "is_multiclass", "log_likelihood", "metric_keys", "multinomial", "observed",
-           "predictive", "prior_draws", "with_metrics"]
+           "predictive", "prior_draws", "with_metrics", "with_unit_coords"]
 
 # Metric draws are stored in float32: seven significant digits, far below any Monte
 # Carlo error, at half the memory of float64 (a 1,000-matrix batch holds 33 metrics x
@@ -48,6 +48,20 @@ LOG_LIKELIHOOD_MAX_VALUES = 50_000_000
 
 class LogLikelihoodNotice(UserWarning):
     """The pointwise log-likelihood was left out of a fit (too large to keep unasked)."""
+
+
+def with_unit_coords(groups: dict[str, xr.Dataset], data: object) -> dict[str, xr.Dataset]:
+    """The groups with the data's non-dimension coordinates (a sliced matrix's levels on
+    dim ``slice``) added wherever their dim is: PyMC's coords name the units only."""
+    to_xarray = getattr(data, "to_xarray", None)
+    if to_xarray is None:
+        return groups
+    da = to_xarray()
+    extra = {k: c for k, c in da.coords.items() if k not in da.dims and len(c.dims) == 1}
+    if not extra:
+        return groups
+    return {name: ds.assign_coords({k: c for k, c in extra.items() if c.dims[0] in ds.dims})
+            for name, ds in groups.items()}
 
 
 def coords_of(model: pm.Model) -> dict[str, list]:

@@ -171,7 +171,7 @@ def _rate_posteriors(
         bad = np.flatnonzero((a <= 0) | (b <= 0))
         if bad.size:
             raise PriorError(
-                f"The posterior of {name!r} for classifier {cm.classifiers[bad[0]]!r} is "
+                f"The posterior of {name!r} for {cm.unit} {cm.classifiers[bad[0]]!r} is "
                 "improper (a posterior parameter is zero); use a proper prior such as "
                 "Beta(1, 1)."
             )
@@ -339,7 +339,7 @@ def predictive_pmf(
             empty = np.flatnonzero(s + f == 0)
             if empty.size and n > 0:
                 raise ValueError(
-                    f"Classifier {cm.classifiers[empty[0]]!r} has no actual {cls} "
+                    f"{cm.unit.capitalize()} {cm.classifiers[empty[0]]!r} has no actual {cls} "
                     f"({succ} + {fail} = 0), so its plug-in {name} is 0/0 and the binomial "
                     f"model cannot predict {succ.upper()}'; use model='beta_binomial', "
                     "whose prior covers the missing class."
@@ -354,8 +354,8 @@ def predictive_pmf(
     )
     return xr.DataArray(
         p_pos[:, :, None] * p_neg[:, None, :],
-        dims=("classifier", "tp", "tn"),
-        coords={"classifier": list(cm.classifiers), "tp": np.arange(n_pos + 1),
+        dims=(cm.unit, "tp", "tn"),
+        coords={cm.unit: list(cm.classifiers), "tp": np.arange(n_pos + 1),
                 "tn": np.arange(n_neg + 1)},
         name="pmf",
         attrs=attrs,
@@ -474,7 +474,7 @@ def metric_pmf(
     probability = np.stack(
         [np.bincount(inverse, weights=row, minlength=value.size) for row in masses])
     index = pd.MultiIndex.from_product(
-        [list(cm.classifiers), np.arange(value.size)], names=["classifier", "contour"])
+        [list(cm.classifiers), np.arange(value.size)], names=[cm.unit, "contour"])
     frame = pd.DataFrame(
         {"value": np.tile(value, len(cm)), "probability": probability.ravel(),
          "n_points": np.tile(n_points.astype(np.int64), len(cm))},

@@ -206,6 +206,8 @@ def fit(
         groups["log_likelihood"] = draws_mod.log_likelihood(post, observed, family, spec,
                                                             log_likelihood)
     groups = {k: v for k, v in groups.items() if v is not None}
+    if spec is not None:
+        groups = draws_mod.with_unit_coords(groups, spec.data)
     attrs = _attrs(family, spec, sampler, used_engine, parameters, predictive_n, random_seed)
     if sampler != "exact":
         # the convergence check keeps its own cost to a share of the fit (ARVIZ_MAX_SHARE)
@@ -266,6 +268,7 @@ def fit_closed_form(
     groups = {"posterior": draws_mod.with_metrics(post, keys), "sample_stats": stats}
     if closed.observed is not None:
         groups["observed_data"] = xr.Dataset({"counts": closed.observed})
+    groups = draws_mod.with_unit_coords(groups, closed.spec.data)
     attrs = _attrs(fam, closed.spec, "exact", "exact", parameters, None, random_seed)
     return _finish(groups, attrs, parameters, strict, arviz=False)
 

@@ -9,8 +9,9 @@ streams chunks of classifiers through it.
 Index convention
 ----------------
 The unit dims of the requested metrics, then ``metric``: ``(classifier, metric)``
-for binary models (``(population, classifier, metric)`` for latent-class ones, a
-population's parameter shared by its classifiers).  Multiclass fits give
+for binary models (``(slice, metric)`` for a sliced matrix, the slice labels such
+as ``"sex=F|age=40-60"``; ``(population, classifier, metric)`` for latent-class
+ones, a population's parameter shared by its classifiers).  Multiclass fits give
 ``(classifier, metric)`` when only overall and averaged metrics are requested and
 ``(classifier, class, metric)`` as soon as a per-class metric is: the rows of
 metrics without a class (``acc``, ``f1_macro``, ...) then carry class ``""`` and
@@ -30,6 +31,7 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
+from bayescm.data import UNIT_DIMS, unit_of
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 if TYPE_CHECKING:
@@ -49,15 +51,16 @@ def select_classifiers(obj: xr.Dataset | xr.DataArray, classifiers: str | Sequen
     """``obj`` restricted to some classifiers (all when None), naming any unknown one."""
     if classifiers is None:
         return obj
-    if "classifier" not in obj.dims:
+    unit = unit_of(obj)
+    if unit is None:
         raise ValueError(f"There is no classifier dim (dims {tuple(obj.dims)}); "
                          "drop classifiers=...")
-    names = [str(c) for c in obj["classifier"].values]
+    names = [str(c) for c in obj[unit].values]
     wanted = [classifiers] if isinstance(classifiers, str) else list(classifiers)
     unknown = [c for c in wanted if c not in names]
     if unknown:
-        raise KeyError(f"Classifier(s) {unknown} are not in the data ({names}).")
-    return obj.sel(classifier=wanted)
+        raise KeyError(f"{unit.capitalize()}(s) {unknown} are not in the data ({names}).")
+    return obj.sel({unit: wanted})
 
 
 def summary(
@@ -96,7 +99,8 @@ def summary(
     Returns
     -------
     pandas.DataFrame
-        Index ``(classifier, metric)`` (``(population, classifier, metric)`` for
+        Index ``(classifier, metric)`` (``(slice, metric)`` for a sliced matrix,
+        whose slices ``classifiers=`` then selects; ``(population, classifier, metric)`` for
         latent-class models; ``(classifier, class, metric)`` for a multiclass fit
         when a per-class metric is requested, class ``""`` for the metrics without
         one: see the module notes); columns ``plug_in, mean, sd, median, hdi_lower,
@@ -131,9 +135,10 @@ def summary(
     ds = select_classifiers(ds, classifiers)
     arrays = metric_arrays(ds, reg, metrics, group)
     plug = None
-    if obs is not None and "classifier" in obs.dims and (
+    unit = None if obs is None else unit_of(obs)
+    if unit is not None and unit in ds.dims and (
             "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
-        plug = reg.compute(obs.sel(classifier=ds["classifier"].values), list(arrays))
+        plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
     out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior")
     out.attrs["group"] = group
     return out
@@ -201,8 +206,9 @@ def table(arrays: Mapping[str, xr.DataArray], *, hdi_prob: float = 0.95,
         template = template.isel({CLASS_DIM: 0}, drop=True)
     base = [d for d in template.dims if d not in SAMPLE_DIMS]
     units = template.isel({d: 0 for d in SAMPLE_DIMS if d in template.dims}, drop=True)
-    if "classifier" not in base:
-        raise ValueError("summary needs metrics with a 'classifier' dim (bayescm models).")
+    if not set(UNIT_DIMS) & set(base):
+        raise ValueError("summary needs metrics with a 'classifier' (or 'slice') dim "
+                         "(bayescm models).")
     overall = [k for k in keys if CLASS_DIM not in arrays[k].dims]
     by_class = [k for k in keys if CLASS_DIM in arrays[k].dims]
     classes = ([str(c) for c in arrays[by_class[0]][CLASS_DIM].values] if by_class else [])

@@ -27,7 +27,7 @@ import xarray as xr
 
 from bayescm import draws as draws_mod
 from bayescm import metrics as registry
-from bayescm.data import ConfusionMatrix
+from bayescm.data import UNIT_DIMS, ConfusionMatrix
 from bayescm.models.family import (
     ClosedForm,
     Conjugate,
@@ -112,7 +112,8 @@ def summary_exact(
     table_dims = closed.dims.get("theta") or tuple(closed.coords)
     keys = draws_mod.metric_keys(metrics, table_dims)
     reg = registry.registry_for(table_dims)
-    names = list(closed.coords["classifier"])
+    unit = _unit(closed)
+    names = list(closed.coords[unit])
     if chunk is None:
         chunk = _auto_chunk(closed, len(keys), draws * chains)
     elif not isinstance(chunk, int | np.integer) or isinstance(chunk, bool) or chunk < 1:
@@ -122,11 +123,12 @@ def summary_exact(
     for start in range(0, len(names), int(chunk)):
         idx = np.arange(start, min(start + int(chunk), len(names)))
         part = _take(closed, idx)
-        values = _draw(part.conjugate, part.dims, [seeds[i] for i in idx], (chains, draws))
+        values = _draw(part.conjugate, part.dims, [seeds[i] for i in idx], (chains, draws),
+                       unit)
         post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
         # classifier first: each classifier's (and class's) draws end up contiguous,
         # which the summary's sorts need (a strided row sorts twice as slowly)
-        theta = post["theta"].transpose("classifier", *SAMPLE_DIMS, ...)
+        theta = post["theta"].transpose(unit, *SAMPLE_DIMS, ...)
         mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
         del post, values, theta  # the draws go as soon as their metrics exist
         plug = reg.compute(part.observed, keys) if part.observed is not None else None
@@ -170,26 +172,35 @@ def _no_closed_form(family: Family) -> str:
             "draw exactly; use bcm.fit(model) (NUTS) and bcm.summary.")
 
 
+def _unit(closed: ClosedForm) -> str:
+    """The batch dim of a closed form (``classifier``, or ``slice`` for sliced data)."""
+    return next(d for d in UNIT_DIMS if d in closed.coords)
+
+
 def _take(closed: ClosedForm, idx: np.ndarray) -> ClosedForm:
     """The closed form of some classifiers (positions ``idx``), data included."""
+    unit = _unit(closed)
+
     def part(name: str, value: np.ndarray) -> np.ndarray:
-        dims = closed.dims.get(name) or ("classifier",)
-        return np.take(np.asarray(value), idx, axis=list(dims).index("classifier"))
+        dims = closed.dims.get(name) or (unit,)
+        return np.take(np.asarray(value), idx, axis=list(dims).index(unit))
 
     conj = closed.conjugate
     sub = Conjugate(
         betas={n: (part(n, a), part(n, b)) for n, (a, b) in conj.betas.items()},
         dirichlets={n: part(n, a) for n, a in conj.dirichlets.items()},
         fixed={n: part(n, v) for n, v in conj.fixed.items()})
-    names = list(closed.coords["classifier"])
-    coords = {**closed.coords, "classifier": [names[i] for i in idx]}
-    observed = None if closed.observed is None else closed.observed.isel(classifier=idx)
+    names = list(closed.coords[unit])
+    coords = {**closed.coords, unit: [names[i] for i in idx]}
+    observed = None if closed.observed is None else closed.observed.isel({unit: idx})
     return ClosedForm(replace(closed.spec, data=_take_data(closed.spec.data, idx)), sub,
                       closed.dims, coords, observed)
 
 
 def _take_data(data: Any, idx: np.ndarray) -> Any:
     """Some classifiers of a ConfusionMatrix or MulticlassConfusionMatrix batch."""
+    if isinstance(data, ConfusionMatrix):
+        return data.take(idx)
     da: xr.DataArray = data.to_xarray().isel(classifier=idx)
     if registry.registry_for(da).multiclass:
         return type(data)(da)
@@ -197,9 +208,9 @@ def _take_data(data: Any, idx: np.ndarray) -> Any:
 
 
 def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
-          size: tuple[int, int]) -> dict[str, np.ndarray]:
+          size: tuple[int, int], unit: str) -> dict[str, np.ndarray]:
     """Each classifier's draws from its own stream, stacked along its classifier axis."""
-    axis = {n: 2 + list(dims.get(n) or ("classifier",)).index("classifier")
+    axis = {n: 2 + list(dims.get(n) or (unit,)).index(unit)
             for n in (*conj.betas, *conj.dirichlets)}
 
     def one(i: int) -> dict[str, np.ndarray]:
@@ -222,7 +233,7 @@ def _auto_chunk(closed: ClosedForm, n_keys: int, n_draws: int) -> int:
     per_classifier_params = sum(
         np.asarray(v[0] if isinstance(v, tuple) else v).size
         for v in (*closed.conjugate.betas.values(), *closed.conjugate.dirichlets.values()))
-    n_classifiers = len(closed.coords["classifier"])
+    n_classifiers = len(closed.coords[_unit(closed)])
     k = len(closed.coords.get("actual", ())) or 1
     cells = per_classifier_params / n_classifiers
     per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 4 * n_keys * k)

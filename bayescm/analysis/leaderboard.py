@@ -45,7 +45,7 @@ from bayescm.analysis.ranks import (
     need_two,
     sample_values,
 )
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS, ConfusionMatrix, unit_of
 from bayescm.metrics import LOWER_IS_BETTER
 from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
@@ -219,7 +219,9 @@ def leaderboard(
             )
         data = ConfusionMatrix.from_frame(data)
     opts = check_options(hdi_prob, prizes, draws, chunk, top)
+    unit = "classifier"
     if isinstance(data, ConfusionMatrix):
+        unit = data.unit  # a sliced matrix ranks its slices
         class_index(None, label, key)  # binary metrics have no classes: no label
         names = list(data.classifiers)
         need_two(len(names))
@@ -233,7 +235,7 @@ def leaderboard(
         size = opts["chunk"] or default_chunk(len(names) * data.n_classes**2)
         values = sample_values(sampler, draws, len(names), size, random_seed)
     elif idata_mod.is_inference_data(data):
-        values, names = _posterior_values(data, key, label)
+        values, names, unit = _posterior_values(data, key, label)
     elif isinstance(data, Mapping):
         raise TypeError(
             "For a dict of accuracies in percent use leaderboard_from_accuracy(acc, n); "
@@ -247,7 +249,7 @@ def leaderboard(
             "a bayescm.MulticlassConfusionMatrix or a DataFrame of counts; got "
             f"{type(data).__name__}."
         )
-    return build_leaderboard(values, names, chosen, unit="classifier", seed=random_seed,
+    return build_leaderboard(values, names, chosen, unit=unit, seed=random_seed,
                              class_label=label, **opts)
 
 
@@ -258,7 +260,7 @@ leaderboard.from_accuracy = leaderboard_from_accuracy  # type: ignore[attr-defin
 
 
 def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None
-                      ) -> tuple[np.ndarray, list[str]]:
+                      ) -> tuple[np.ndarray, list[str], str]:
     post = idata_mod.group(idata, "posterior")
     if key not in post:
         raise KeyError(
@@ -266,24 +268,25 @@ def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None
             "compute every metric."
         )
     da = select_class(post[key], label, key)
-    if "classifier" not in da.dims:
+    unit = unit_of(da)
+    if unit is None:
         raise ValueError(
             f"Posterior variable {key!r} has dims {da.dims} and no 'classifier' dim: a "
             "leaderboard ranks a batch of classifiers (fit one model to a ConfusionMatrix batch)."
         )
-    extra = [d for d in da.dims if d not in (*SAMPLE_DIMS, "classifier")]
+    extra = [d for d in da.dims if d not in (*SAMPLE_DIMS, unit)]
     if extra:
         raise ValueError(
             f"Posterior variable {key!r} has extra dims {extra}; select one value of each, "
             f"e.g. idata.sel({extra[0]}=...), before ranking classifiers."
         )
-    names = [str(c) for c in da["classifier"].values]
+    names = [str(c) for c in da[unit].values]
     need_two(len(names))
     values = np.ascontiguousarray(
-        da.transpose(*SAMPLE_DIMS, "classifier").values.reshape(-1, len(names)),
+        da.transpose(*SAMPLE_DIMS, unit).values.reshape(-1, len(names)),
         dtype=np.float64,
     )
-    return values, names
+    return values, names, unit
 
 
 def _confusion_sampler(

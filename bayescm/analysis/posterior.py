@@ -21,7 +21,7 @@ import xarray as xr
 from bayescm import draws as draws_mod
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS, ConfusionMatrix, unit_of
 from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 
@@ -82,8 +82,8 @@ def theta_draws(cm: CountData, draws: int, rng: np.random.Generator) -> xr.DataA
     post = draw_conjugate(rng, (draws,), betas=three_beta_params(*cells))
     theta = np.stack(registry.cells_from_rates(post["prevalence"], post["tpr"], post["tnr"]),
                      -1)
-    return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, "classifier", "cell"),
-                        coords={"classifier": list(cm.classifiers), "cell": list(CELLS)})
+    da = cm.to_xarray()  # dims (classifier or slice, cell), with any slice levels
+    return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, *da.dims), coords=da.coords)
 
 
 def metric_draws(
@@ -128,19 +128,20 @@ def units_of(da: xr.DataArray) -> list[str]:
 
 
 def select(da: xr.DataArray, classifier: str | None) -> xr.DataArray:
-    """One classifier's draws; the only one when ``classifier`` is None."""
-    if "classifier" not in da.dims:
+    """One classifier's (or slice's) draws; the only one when ``classifier`` is None."""
+    unit = unit_of(da)
+    if unit is None:
         return da
-    names = [str(c) for c in da["classifier"].values]
+    names = [str(c) for c in da[unit].values]
     if classifier is None:
         if len(names) != 1:
             raise ValueError(
-                f"The data hold {len(names)} classifiers {names}; say which with classifier=..."
+                f"The data hold {len(names)} {unit}s {names}; say which with classifier=..."
             )
-        return da.isel(classifier=0, drop=True)
+        return da.isel({unit: 0}, drop=True)
     if classifier not in names:
-        raise KeyError(f"Classifier {classifier!r} is not in the data ({names}).")
-    return da.sel(classifier=classifier, drop=True)
+        raise KeyError(f"{unit.capitalize()} {classifier!r} is not in the data ({names}).")
+    return da.sel({unit: classifier}, drop=True)
 
 
 def class_index(labels: Sequence[Hashable] | None, label: Hashable | None, metric: str

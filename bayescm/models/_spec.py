@@ -7,9 +7,10 @@ and the family registry live in :mod:`bayescm.models.family`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescm import metrics
@@ -41,7 +42,7 @@ def as_confusion_matrix(data: object) -> ConfusionMatrix:
 
 def check_proper(
     name: str, priors: Sequence[Prior], counts: np.ndarray, classifiers: Sequence[str],
-    labels: Sequence[str],
+    labels: Sequence[str], *, unit: str = "classifier",
 ) -> None:
     """Raise unless every posterior parameter (prior + counts) is positive.
 
@@ -54,11 +55,16 @@ def check_proper(
         bad = [lab for lab, v in zip(labels, post, strict=True) if v <= 0]
         if bad:
             raise PriorError(
-                f"The posterior of {name!r} for classifier {c!r} is improper: prior {prior!r} "
+                f"The posterior of {name!r} for {unit} {c!r} is improper: prior {prior!r} "
                 f"with {dict(zip(labels, row.tolist(), strict=True))} leaves parameter(s) for "
                 f"{bad} at zero. Haldane priors need at least one count on each side; use "
                 "Beta(1, 1) (Laplace) or Beta(0.5, 0.5) (Jeffreys) instead."
             )
+
+
+def unit_dim(da: xr.DataArray) -> str:
+    """The unit dim (``classifier``, ``slice``, ...) of a per-unit draw array."""
+    return next(d for d in da.dims if d not in SAMPLE_DIMS)
 
 
 def rate(name: str, priors: Sequence[Beta], dims: str) -> pt.TensorVariable:
@@ -158,10 +164,21 @@ def conjugate_kernel(conj: Conjugate) -> Kernel:
 
 def encode_confusion(cm: ConfusionMatrix) -> dict[str, list]:
     """A ConfusionMatrix as JSON-able values (for saving a fit)."""
-    return {"counts": cm.counts.tolist(), "classifier": list(cm.classifiers)}
+    out: dict[str, Any] = {"counts": cm.counts.tolist(), "classifier": list(cm.classifiers)}
+    if cm.slices is not None:  # a sliced matrix: its levels, datetimes as ISO strings
+        out["slices"] = {str(c): (v.astype(str).tolist() if v.dtype.kind == "M" else
+                                  [x.item() if hasattr(x, "item") else x for x in v])
+                         for c, v in ((c, cm.slices[c].to_numpy()) for c in cm.slices)}
+        out["datetimes"] = [str(c) for c in cm.slices if cm.slices[c].dtype.kind == "M"]
+    return out
 
 
 def decode_confusion(payload: Mapping[str, list]) -> ConfusionMatrix:
     """Inverse of :func:`encode_confusion`."""
     counts = np.asarray(payload["counts"], dtype=np.int64).reshape(-1, len(CELLS))
+    if "slices" in payload:
+        slices = pd.DataFrame(dict(payload["slices"]), index=list(payload["classifier"]))
+        for c in payload.get("datetimes", ()):
+            slices[c] = pd.to_datetime(slices[c])
+        return ConfusionMatrix.from_slices(counts, slices)
     return ConfusionMatrix(*counts.T, classifier=list(payload["classifier"]))

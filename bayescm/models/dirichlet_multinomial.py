@@ -74,8 +74,8 @@ def dirichlet_multinomial(cm: Any, *, priors: Mapping[str, Any] | None = None) -
 
     spec = _specify(cm, priors)
     cm, resolved = spec.data, spec.priors
-    coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
-    dims = ("classifier", "cell")
+    coords = {cm.unit: list(cm.classifiers), "cell": list(CELLS)}
+    dims = (cm.unit, "cell")
     with pm.Model(coords=coords) as model:
         counts = counts_data(cm.counts, dims)
         alpha = pm.Data("theta_alpha", np.array([p.alpha for p in resolved["theta"]]), dims=dims)
@@ -92,7 +92,7 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
     """Validated data and resolved priors: the builder's record (no PyMC)."""
     cm = as_confusion_matrix(cm)
     resolved = resolve_priors("dirichlet_multinomial", priors, cm.classifiers)
-    check_proper("theta", resolved["theta"], cm.counts, cm.classifiers, CELLS)
+    check_proper("theta", resolved["theta"], cm.counts, cm.classifiers, CELLS, unit=cm.unit)
     return ModelSpec("dirichlet_multinomial", cm, resolved)
 
 
@@ -119,8 +119,8 @@ class DirichletMultinomial(Family):
         spec = _specify(data, priors, **dict(options or {}))
         cm = spec.data
         alpha = np.array([p.alpha for p in spec.priors["theta"]], dtype=float) + cm.counts
-        coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
-        dims = ("classifier", "cell")
+        coords = {cm.unit: list(cm.classifiers), "cell": list(CELLS)}
+        dims = (cm.unit, "cell")
         return ClosedForm(spec, Conjugate(dirichlets={"theta": alpha.astype(float)}),
                           {"theta": dims}, coords,
                           xr.DataArray(cm.counts, dims=dims, coords=coords))

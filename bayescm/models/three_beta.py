@@ -36,6 +36,7 @@ from bayescm.models._spec import (
     encode_confusion,
     rate,
     theta_from_rates,
+    unit_dim,
 )
 from bayescm.models.family import (
     ClosedForm,
@@ -104,22 +105,23 @@ def three_beta(
 
     spec = _specify(cm, priors, prevalence)
     cm, resolved, fixed = spec.data, spec.priors, spec.options["prevalence"]
-    coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
+    unit = cm.unit  # "classifier", or "slice" for a sliced matrix
+    coords = {unit: list(cm.classifiers), "cell": list(CELLS)}
     with pm.Model(coords=coords) as model:
-        counts = counts_data(cm.counts, ("classifier", "cell"))
+        counts = counts_data(cm.counts, (unit, "cell"))
         if fixed is None:
-            phi = rate("prevalence", resolved["prevalence"], "classifier")
+            phi = rate("prevalence", resolved["prevalence"], unit)
         else:
-            phi = pm.Data("prevalence", np.full(len(cm), fixed), dims="classifier")
-        tpr = rate("tpr", resolved["tpr"], "classifier")
-        tnr = rate("tnr", resolved["tnr"], "classifier")
+            phi = pm.Data("prevalence", np.full(len(cm), fixed), dims=unit)
+        tpr = rate("tpr", resolved["tpr"], unit)
+        tnr = rate("tnr", resolved["tnr"], unit)
         theta = pm.Deterministic(
             "theta",
             pt.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)], -1),
-            dims=("classifier", "cell"),
+            dims=(unit, "cell"),
         )
         pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts,
-                       dims=("classifier", "cell"))
+                       dims=(unit, "cell"))
     return attach(model, spec)
 
 
@@ -140,7 +142,8 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None, prevalence: float | None
     for name, per in resolved.items():
         succ, fail = UPDATES[name]
         counts = np.stack([sum(cm.cell(c) for c in succ), sum(cm.cell(c) for c in fail)], -1)
-        check_proper(name, per, counts, cm.classifiers, [" + ".join(succ), " + ".join(fail)])
+        check_proper(name, per, counts, cm.classifiers, [" + ".join(succ), " + ".join(fail)],
+                     unit=cm.unit)
     return ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed})
 
 
@@ -197,9 +200,9 @@ class ThreeBeta(Family):
         prior = {name: (np.array([p.alpha for p in per]), np.array([p.beta for p in per]))
                  for name, per in spec.priors.items()}
         conj = _posterior(cm.counts, prior, None if fixed is None else np.full(len(cm), fixed))
-        coords = {"classifier": list(cm.classifiers), "cell": list(CELLS)}
-        observed = xr.DataArray(cm.counts, dims=("classifier", "cell"), coords=coords)
-        return ClosedForm(spec, conj, {name: ("classifier",) for name in RATES}, coords,
+        coords = {cm.unit: list(cm.classifiers), "cell": list(CELLS)}
+        observed = xr.DataArray(cm.counts, dims=(cm.unit, "cell"), coords=coords)
+        return ClosedForm(spec, conj, {name: (cm.unit,) for name in RATES}, coords,
                           observed)
 
     def kernel(self, model: pm.Model, spec: ModelSpec,
@@ -213,7 +216,8 @@ class ThreeBeta(Family):
                      and "prevalence" in conjugate.fixed else self._fixed(spec))
             ds["prevalence"] = xr.DataArray(np.broadcast_to(value, ds["tpr"].shape).copy(),
                                             dims=ds["tpr"].dims)
-        ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"], ("classifier",))
+        ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"],
+                                       (unit_dim(ds["tpr"]),))
         return ds
 
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
@@ -230,15 +234,16 @@ class ThreeBeta(Family):
         # Multinomial(N, theta) as its chain of binomials: class sizes first (unless
         # the design fixed them), then the correct calls within each class.
         nn = n.values.astype(np.int64)
-        phi = draws["prevalence"].transpose(*SAMPLE_DIMS, "classifier").values
+        unit = unit_dim(draws["tpr"])
+        phi = draws["prevalence"].transpose(*SAMPLE_DIMS, unit).values
         if spec is not None and self._fixed(spec) is not None:
             pos = np.broadcast_to(np.rint(phi[0, 0] * nn).astype(np.int64), phi.shape)
         else:
             pos = rng.binomial(nn, phi)
-        tp = rng.binomial(pos, draws["tpr"].transpose(*SAMPLE_DIMS, "classifier").values)
-        tn = rng.binomial(nn - pos, draws["tnr"].transpose(*SAMPLE_DIMS, "classifier").values)
+        tp = rng.binomial(pos, draws["tpr"].transpose(*SAMPLE_DIMS, unit).values)
+        tn = rng.binomial(nn - pos, draws["tnr"].transpose(*SAMPLE_DIMS, unit).values)
         counts = np.stack([tp, pos - tp, (nn - pos) - tn, tn], axis=-1)
-        theta = draws["theta"].transpose(*SAMPLE_DIMS, "classifier", "cell")
+        theta = draws["theta"].transpose(*SAMPLE_DIMS, unit, "cell")
         da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
         return da, "confusion matrices (and their plug-in metrics)", True
 
@@ -252,7 +257,7 @@ class ThreeBeta(Family):
                       f"prevalence φ fixed at {fixed} by design")
         return (
             "Tötsch & Hoffmann's three-Beta model of labelled confusion matrices "
-            f"({len(spec.data.classifiers)} classifier(s)): {prevalence}, TPR ~ Beta and "
+            f"({len(spec.data.classifiers)} {spec.data.unit}(s)): {prevalence}, TPR ~ Beta and "
             "TNR ~ Beta, independent; the cell probabilities are θ_tp = TPR φ, θ_fn = (1 − "
             "TPR) φ, θ_fp = (1 − TNR)(1 − φ), θ_tn = TNR (1 − φ), and the counts (tp, fn, "
             "fp, tn) ~ Multinomial(N, θ). Every metric is computed from θ draw by draw.")

@@ -17,6 +17,7 @@ import pandas as pd
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.posterior import flat, metric_draws, units_of
+from bayescm.data import unit_of
 from bayescm.plots._common import new_axes
 from bayescm.stats import hdi
 from bayescm.summary import select_classifiers
@@ -186,8 +187,9 @@ def _plug_in(idata: az.InferenceData, key: str, da: Any, units: list[str]) -> np
         return None
     if "cell" not in obs.dims or set(obs.dims) - {"cell"} != set(units):
         return None
-    if "classifier" in units:
-        obs = obs.sel(classifier=da["classifier"].values)
+    unit = unit_of(obs)
+    if unit in units:
+        obs = obs.sel({unit: da[unit].values})
     with np.errstate(all="ignore"):
         values = registry.compute(obs, [key])[key]
     return np.asarray(values.transpose(*units).values, dtype=float).ravel()
