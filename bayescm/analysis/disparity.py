@@ -104,18 +104,21 @@ class Disparity:
                 "p_exceeds": float(np.mean(x > self.threshold)), "p_worse": np.nan,
                 "n": float(self.groups["n"].sum())})
         versus = self.draws["versus"].transpose(GROUP, *SAMPLE_DIMS)
-        for label, d in zip(versus[GROUP].values, versus.values, strict=True):
-            x = d.ravel()
-            worse = -x if self.higher_is_better else x
-            empty = bool(self.groups.loc[label, "empty"])
-            rows.append(_row(x, self.hdi_prob) | {
-                "measure": f"{self.metric} vs {self.reference}", "group": str(label),
-                "p_exceeds": np.nan if empty else float(np.mean(np.abs(x) > self.threshold)),
-                "p_worse": np.nan if empty else float(np.mean(worse > self.threshold)),
-                "n": float(self.groups.loc[label, "n"])})
+        x = versus.values.reshape(versus.sizes[GROUP], -1)  # one HDI call for all groups
+        worse = -x if self.higher_is_better else x
+        empty = self.groups.loc[versus[GROUP].values, "empty"].to_numpy()
+        lo, hi = hdi(x, self.hdi_prob, axis=-1)
+        rows.append(pd.DataFrame({
+            "measure": f"{self.metric} vs {self.reference}", "group": versus[GROUP].values,
+            "mean": x.mean(axis=1), "sd": x.std(axis=1), "hdi_lower": lo, "hdi_upper": hi,
+            "p_exceeds": np.where(empty, np.nan, np.mean(np.abs(x) > self.threshold, axis=1)),
+            "p_worse": np.where(empty, np.nan, np.mean(worse > self.threshold, axis=1)),
+            "n": self.groups.loc[versus[GROUP].values, "n"].to_numpy(dtype=float)}))
         cols = ["measure", "group", "mean", "sd", "hdi_lower", "hdi_upper", "p_exceeds",
                 "p_worse", "n"]
-        return pd.DataFrame(rows)[cols].set_index(["measure", "group"])
+        frame = pd.concat([pd.DataFrame(rows[:len(MEASURES)]), *rows[len(MEASURES):]],
+                          ignore_index=True)
+        return frame[cols].set_index(["measure", "group"])
 
     def __repr__(self) -> str:
         by = "" if self.by is None else f" by {', '.join(self.by)}"
@@ -128,7 +131,9 @@ class Disparity:
                          f"[{float(lo):.4f}, {float(hi):.4f}]  P(> {self.threshold:g}) = "
                          f"{self.probability(name):.3f}")
         if self.excluded:
-            lines.append(f"  excluded (no cases): {', '.join(self.excluded)}")
+            more = len(self.excluded) - 10
+            lines.append(f"  excluded (no cases): {', '.join(self.excluded[:10])}"
+                         + (f" and {more} more" if more > 0 else ""))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
