@@ -123,6 +123,8 @@ def test_by_factor_pools_by_case_counts(sliced_fit):
     np.testing.assert_allclose(_flat(d.draws["gap"]), gap, **TIGHT)
     dp = np.abs(_metric(f, "bias") - _metric(m, "bias"))
     np.testing.assert_allclose(_flat(d.draws["demographic_parity"]), dp, **TIGHT)
+    levels = d.metric_frame()
+    assert levels.loc["sex=M", "mean"] == pytest.approx(_metric(m, "tpr").mean(), rel=1e-12)
     # two groups: the rest of F is M
     versus = _flat(d.draws["versus"].transpose("chain", "draw", "group"))
     np.testing.assert_allclose(versus[:, 0], _metric(f, "tpr") - _metric(m, "tpr"), **TIGHT)
@@ -235,3 +237,17 @@ def test_gap_probability_rates():
           f"of 0.15 and in {false:.3f} without a gap")
     assert detect >= 0.95
     assert false <= 0.03
+
+
+def test_any_family_with_theta_on_slices():
+    # Nothing is asked of the family: a Dirichlet-multinomial fit of the same slices
+    # goes through the same arithmetic on its own theta draws.
+    df = _cases(n=400, seed=9)
+    cm = bcm.ConfusionMatrix.from_predictions(df["y"], df["p"], groups={"age": df["age"]})
+    fit = bcm.fit(bcm.models.dirichlet_multinomial(cm), sampler="exact", draws=100,
+                  random_seed=4)
+    t = _theta(fit)
+    tpr, fpr = _metric(t, "tpr"), _metric(t, "fpr")
+    d = bcm.analysis.disparity(fit, "tpr")
+    np.testing.assert_allclose(_flat(d.draws["equalized_odds"]),
+                               np.maximum(np.ptp(tpr, 1), np.ptp(fpr, 1)), **TIGHT)

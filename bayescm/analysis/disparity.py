@@ -88,6 +88,17 @@ class Disparity:
         """P(measure > threshold | data) for an overall measure (see :data:`MEASURES`)."""
         return float((self.draws[measure].values > self.threshold).mean())
 
+    def metric_frame(self) -> pd.DataFrame:
+        """The metric's posterior per group (mean, sd, HDI, ``n``, ``empty``): with
+        ``by=`` the levels' pooled metric, which :func:`bayescm.summary` (per slice)
+        does not give."""
+        x = self.values.transpose(GROUP, *SAMPLE_DIMS).values.reshape(len(self.groups), -1)
+        lo, hi = hdi(x, self.hdi_prob, axis=-1)
+        return pd.DataFrame({"mean": x.mean(axis=1), "sd": x.std(axis=1), "hdi_lower": lo,
+                             "hdi_upper": hi, "n": self.groups["n"].to_numpy(),
+                             "empty": self.groups["empty"].to_numpy()},
+                            index=self.groups.index.rename(GROUP))
+
     def to_frame(self) -> pd.DataFrame:
         """One row per overall measure and per group against its reference.
 
