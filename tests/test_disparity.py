@@ -251,3 +251,18 @@ def test_any_family_with_theta_on_slices():
     d = bcm.analysis.disparity(fit, "tpr")
     np.testing.assert_allclose(_flat(d.draws["equalized_odds"]),
                                np.maximum(np.ptp(tpr, 1), np.ptp(fpr, 1)), **TIGHT)
+
+
+def test_the_metric_gap_is_listed_once_when_it_is_tpr_or_fpr(sliced_fit):
+    _, fit = sliced_fit
+    for metric in ("tpr", "fpr"):
+        d = bcm.analysis.disparity(fit, metric, threshold=0.05)
+        frame = d.to_frame()
+        assert frame.index.is_unique
+        overall = frame.xs("", level="group")
+        assert list(overall.index) == [f"{metric} gap", "fpr gap" if metric == "tpr"
+                                       else "tpr gap", "equalized odds", "demographic parity"]
+        # the table's metric gap is the TPR/FPR gap of the draws
+        x = d.draws[f"{metric}_gap"].values.ravel()
+        assert overall.loc[f"{metric} gap", "p_exceeds"] == float(np.mean(x > 0.05))
+        assert repr(d).count(f"{metric} gap") == 1

@@ -108,7 +108,7 @@ class Disparity:
         reference by more than the threshold), in the metric's direction) and ``n``.
         """
         rows = []
-        for name in MEASURES:
+        for name in self._shown():
             x = self.draws[name].values.ravel()
             rows.append(_row(x, self.hdi_prob) | {
                 "measure": _label(name, self.metric), "group": "",
@@ -127,7 +127,8 @@ class Disparity:
             "n": self.groups.loc[versus[GROUP].values, "n"].to_numpy(dtype=float)}))
         cols = ["measure", "group", "mean", "sd", "hdi_lower", "hdi_upper", "p_exceeds",
                 "p_worse", "n"]
-        frame = pd.concat([pd.DataFrame(rows[:len(MEASURES)]), *rows[len(MEASURES):]],
+        shown = len(self._shown())
+        frame = pd.concat([pd.DataFrame(rows[:shown]), *rows[shown:]],
                           ignore_index=True)
         return frame[cols].set_index(["measure", "group"])
 
@@ -135,7 +136,7 @@ class Disparity:
         by = "" if self.by is None else f" by {', '.join(self.by)}"
         lines = [f"Disparity of {self.metric}{by} across {len(self.groups) - len(self.excluded)}"
                  f" groups (threshold {self.threshold:g}, {self.hdi_prob:.0%} HDI):"]
-        for name in MEASURES:
+        for name in self._shown():
             x = self.draws[name].values.ravel()
             lo, hi = hdi(x, self.hdi_prob)
             lines.append(f"  {_label(name, self.metric):<22} mean {x.mean():.4f} "
@@ -146,6 +147,10 @@ class Disparity:
             lines.append(f"  excluded (no cases): {', '.join(self.excluded[:10])}"
                          + (f" and {more} more" if more > 0 else ""))
         return "\n".join(lines)
+
+    def _shown(self) -> list[str]:
+        # the metric's own gap is the TPR (FPR) gap when the metric is tpr (fpr): once
+        return [m for m in MEASURES if m != f"{self.metric}_gap"]
 
     def _repr_html_(self) -> str:
         head = html.escape(repr(self).splitlines()[0])
