@@ -96,3 +96,51 @@ def test_lazy_exact_posterior_has_the_closed_form_marginals(client) -> None:
     # 2,000 i.i.d. draws per slice: the sample mean's standard error is sd / sqrt(2000);
     # 5 of them for each of 8 slices (two-sided 5.7e-7 each)
     assert np.all(np.abs(got - mean) <= 5 * sd / np.sqrt(2000))
+
+
+def _same_board(a, b) -> None:
+    pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
+    pd.testing.assert_frame_equal(a.rank_probabilities, b.rank_probabilities, check_exact=True)
+
+
+@pytest.mark.parametrize("data, metric, options", [
+    (SLICED, "acc", {"chunk": 700}), (SLICED, "tpr", {"prizes": [3, 1], "chunk": 1000}),
+    (MULTI, "f1_macro", {"chunk": 500})], ids=["sliced-acc", "sliced-tpr", "multiclass"])
+def test_leaderboard_on_a_cluster_equals_in_memory(client, data, metric, options) -> None:
+    from distributed import get_task_stream
+
+    here = bcm.analysis.leaderboard(data, metric, draws=3000, random_seed=2, **options)
+    with get_task_stream(client) as tasks:
+        there = bcm.analysis.leaderboard(data, metric, draws=3000, random_seed=2,
+                                         scheduler=client, **options)
+    _same_board(there, here)
+    assert len({t["worker"] for t in tasks.data}) == 2
+    # and against the rank counts of the draws themselves, by brute force: the
+    # probabilities of each rank sum to one over submissions, and p_best of the
+    # submission with the highest mean exceeds that of the lowest
+    probs = there.rank_probabilities.to_numpy()
+    np.testing.assert_allclose(probs.sum(axis=0), 1.0, rtol=1e-12)
+    assert there.summary["p_best"].iloc[0] >= there.summary["p_best"].iloc[-1]
+
+
+def test_leaderboard_of_lazy_exact_draws_on_a_cluster(client) -> None:
+    lazy = bcm.exact_posterior(SLICED, draws=500, metrics=["mcc"], random_seed=1, chunk=3)
+    eager = bcm.exact_posterior(SLICED, draws=500, metrics=["mcc"], random_seed=1)
+    here = bcm.analysis.leaderboard(eager, "mcc", random_seed=3, chunk=300)
+    _same_board(bcm.analysis.leaderboard(lazy, "mcc", random_seed=3, chunk=300,
+                                         scheduler=client), here)
+    # brute force: rank every joint draw by hand (no ties among continuous draws)
+    values = eager.posterior["mcc"].transpose("chain", "draw", "slice").values.reshape(-1, 8)
+    ranks = (-values).argsort(axis=1).argsort(axis=1) + 1
+    expected = pd.Series(ranks.mean(axis=0), index=list(SLICED.classifiers))
+    np.testing.assert_allclose(here.summary["expected_rank"],
+                               expected[here.summary.index], rtol=0, atol=1e-12)
+
+
+def test_matrices_travel_to_workers_intact() -> None:
+    import pickle
+
+    for data in (SLICED, MULTI):
+        back = pickle.loads(pickle.dumps(data))
+        assert back == data and back.classifiers == data.classifiers
+    assert SLICED.slices.equals(pickle.loads(pickle.dumps(SLICED)).slices)
