@@ -21,6 +21,7 @@ by the user, on whatever scheduler is active then: Dask's own rule.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -69,8 +70,10 @@ def client_for(scheduler: Any) -> Iterator[Any]:
         return
     except ValueError:  # no active client: an embedded local cluster
         pass
+    # ":0": no fixed port, so a user's own cluster (dashboard on 8787) causes no warning;
+    # the embedded cluster's INFO logs would be noise in a notebook
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
 

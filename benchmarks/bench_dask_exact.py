@@ -82,7 +82,7 @@ def _run(task: str, path: str, n_side: int) -> dict:
             from distributed import Client, LocalCluster
 
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                              dashboard_address=None) as cluster, Client(cluster) as client:
+                              dashboard_address=":0") as cluster, Client(cluster) as client:
                 answers = dask.compute(mean_mcc.data, p_low.data, scheduler=client)
         checksum = float(sum(np.sum(a) for a in answers))
         rows = answers[0].size

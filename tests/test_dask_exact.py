@@ -50,7 +50,7 @@ def client():
 
     # threads, not processes: the cluster starts in ~0.1 s instead of ~7 s
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
         yield c
 
 
