@@ -129,6 +129,13 @@ def alert_timeline(result: Alerts, *, ax: Axes | None = None) -> Axes:
                label=f"threshold {result.threshold:g}")
     ax.set_xlabel(result.window)
     ax.set_ylabel(result.metric)
+    # full dates ("2025-02-17") overlap after a few windows: matplotlib's concise labels
+    if np.issubdtype(np.asarray(table["window"]).dtype, np.datetime64):
+        import matplotlib.dates as mdates
+
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     ax.set_title(f"P({result.event}) >= {result.prob:g} raises an alert "
                  f"({result.hdi_prob:.0%} HDI band)")
     ax.legend(loc="best", fontsize="small")
