@@ -1,0 +1,111 @@
+"""The groups family: hierarchical logit-normal rates over slices (bcm.models.groups)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, special, stats
+
+import bayescm as bcm
+from bayescm.models._groups_design import RATES
+
+
+def sliced(counts, **levels):
+    """A sliced matrix from counts (S, 4) and level columns."""
+    frame = pd.DataFrame(levels)
+    frame.index = pd.Index([bcm.slices.slice_label(r) for r in frame.to_dict("records")],
+                           name="slice")
+    return bcm.ConfusionMatrix.from_slices(np.asarray(counts), frame)
+
+
+def two_factor(rng, *, window=False):
+    sex = np.repeat(["F", "M"], 3)
+    site = np.tile(["a", "b", "c"], 2)
+    counts = rng.integers(0, 30, size=(6, 4))
+    counts[4] = 0  # an empty slice: kept, contributes nothing
+    levels = {"sex": sex, "site": site}
+    if window:
+        counts = np.concatenate([counts, counts[::-1]])
+        levels = {"sex": np.tile(sex, 2), "site": np.tile(site, 2),
+                  "window": np.repeat(pd.to_datetime(["2024-01-01", "2024-01-08"]), 6)}
+    return sliced(counts, **levels)
+
+
+def test_structure_names_dims_coords_and_a_finite_density():
+    cm = two_factor(np.random.default_rng(1), window=True)
+    model = bcm.models.groups(cm, interactions=True)
+    assert [v.name for v in model.free_RVs] == [
+        "mu", "sigma_sex", "z_sex", "sigma_site", "z_site", "sigma_interaction",
+        "z_interaction", "tau", "z_window"]
+    dims = model.named_vars_to_dims
+    assert dims["mu"] == ("rate",) and dims["z_site"] == ("rate", "site_level")
+    assert dims["z_interaction"] == ("rate", "combination")
+    assert dims["z_window"] == ("rate", "window_step") and dims["tpr"] == ("slice",)
+    assert dims["theta"] == ("slice", "cell")
+    assert list(model.coords["rate"]) == list(RATES)
+    assert list(model.coords["site_level"]) == ["a", "b", "c"]
+    assert list(model.coords["combination"])[:2] == ["sex=F|site=a", "sex=F|site=b"]
+    assert len(model.coords["window_step"]) == 1
+    point = model.initial_point()
+    assert np.isfinite(model.compile_logp()(point))
+    assert np.all(np.isfinite(model.compile_dlogp()(point)))
+    assert set(bcm.priors.defaults("groups")) == {"mu", "sigma", "tau"}
+    assert bcm.priors.defaults("groups")["mu"] == bcm.priors.Normal(0, 1.5)
+    # no windows: no walk; factors chosen by name; errors say what to do
+    plain = bcm.models.groups(two_factor(np.random.default_rng(2)), factors=["site"])
+    assert [v.name for v in plain.free_RVs] == ["mu", "sigma_site", "z_site"]
+    with pytest.raises(ValueError, match="not levels of the slices"):
+        bcm.models.groups(cm, factors=["age"])
+    with pytest.raises(ValueError, match="two or more factors"):
+        bcm.models.groups(cm, factors=["sex"], interactions=True)
+    with pytest.raises(bcm.priors.PriorError):
+        bcm.models.groups(cm, priors={"sigma": bcm.priors.Beta(1, 1)})
+    narrow = bcm.models.groups(cm, priors={"sigma": {"tpr": "halfnormal:0.5"}})
+    assert bcm.models.spec_of(narrow).priors["sigma"][1] == bcm.priors.HalfNormal(0.5)
+
+
+def test_large_slices_agree_with_independent_beta_posteriors():
+    """With ~10^5 cases per slice the likelihood swamps the pooling: each slice's TPR
+    posterior is its own Beta(1 + tp, 1 + fn) posterior up to O(1/n) prior effects."""
+    rng = np.random.default_rng(3)
+    n = 100_000
+    tpr, tnr, phi = np.array([0.7, 0.8, 0.9]), np.array([0.95, 0.9, 0.85]), 0.3
+    pos = rng.binomial(n, phi, 3)
+    tp, tn = rng.binomial(pos, tpr), rng.binomial(n - pos, tnr)
+    counts = np.stack([tp, pos - tp, n - pos - tn, tn], -1)
+    cm = sliced(counts, site=["a", "b", "c"])
+    # three levels and a likelihood this sharp make the non-centred scales' geometry
+    # awkward (the centred one would suit such data): small steps avoid divergences
+    idata = bcm.fit(bcm.models.groups(cm), draws=500, random_seed=4, progressbar=False,
+                    target_accept=0.99)
+    post = idata.posterior["tpr"].values.reshape(-1, 3)
+    beta = stats.beta(1 + tp, 1 + pos - tp)
+    # within one posterior sd: the Monte Carlo error of the mean (sd / sqrt(ESS) with
+    # ESS >= 100) and the prior's pull (O(1/n) on the mean) are far below it
+    assert np.all(np.abs(post.mean(0) - beta.mean()) < beta.std())
+    assert np.allclose(post.std(0), beta.std(), rtol=0.25)
+
+
+def test_one_slice_without_factors_is_one_logit_normal_evaluation():
+    """One slice, no factors: logit TPR = mu_tpr ~ Normal(0, 1.5) and tp ~ Binomial(tp + fn,
+    TPR).  The posterior mean and sd of TPR by quadrature over mu must match the draws."""
+    cm = sliced([[9, 3, 2, 14]], site=["a"])
+    idata = bcm.fit(bcm.models.groups(cm, factors=[]), draws=1000, random_seed=5,
+                    progressbar=False)
+    draws = idata.posterior["tpr"].values.ravel()
+
+    def density(mu, power):
+        p = special.expit(mu)
+        return p**power * stats.norm(0, 1.5).pdf(mu) * stats.binom(12, p).pmf(9)
+
+    z = integrate.quad(density, -12, 12, args=(0,))[0]
+    mean = integrate.quad(density, -12, 12, args=(1,))[0] / z
+    sd = np.sqrt(integrate.quad(density, -12, 12, args=(2,))[0] / z - mean**2)
+    import arviz as az
+
+    ess = float(az.ess(idata, var_names=["tpr"])["tpr"].min())
+    # 4.5 Monte Carlo standard errors (sd / sqrt(ESS)) for the mean; the sd's MC
+    # error is about sd / sqrt(2 ESS)
+    assert abs(draws.mean() - mean) < 4.5 * sd / np.sqrt(ess)
+    assert abs(draws.std() - sd) < 4.5 * sd / np.sqrt(2 * ess)
