@@ -185,8 +185,25 @@ class Groups(Family):
         ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"], (d.unit,))
         return ds
 
-    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel | None:
-        return None
+    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
+        from scipy.special import gammaln
+
+        from bayescm.models import _kernel_groups
+
+        d = _design(spec)
+        counts = d.counts
+        # the multinomial coefficients: a constant, kept so the value is PyMC's
+        const = float(np.sum(gammaln(counts.sum(-1) + 1)) - np.sum(gammaln(counts + 1)))
+        prior = spec.priors
+        scales = [[p.sigma for p in prior.get(k, prior["sigma"])] for k in ("sigma", "tau")]
+        user_data = np.concatenate([
+            [len(d.units), len(d.blocks), len(d.windows), const],
+            [len(b.labels) for b in d.blocks],
+            [p.mu for p in prior["mu"]], [p.sigma for p in prior["mu"]], *scales,
+            *[b.index for b in d.blocks], d.window, counts.ravel()]).astype(float)
+        shapes = d.shapes()
+        return Kernel(_kernel_groups, user_data, int(sum(np.prod(s) for s in shapes)),
+                      d.free_names(), shapes)
 
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
                     rng: np.random.Generator) -> dict[str, np.ndarray]:
