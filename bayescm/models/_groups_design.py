@@ -153,3 +153,12 @@ def design(cm: Any, factors: Sequence[str], interactions: bool) -> Design:
         windows, window = [None], np.zeros(len(frame), dtype=np.int64)
     return Design(cm.unit, list(cm.classifiers), np.asarray(cm.counts, dtype=float), blocks,
                   windows, np.asarray(window, dtype=np.int64))
+
+
+def spec_design(spec: Any) -> Design:
+    """A built model's design (kept in ``spec.extra``), or rebuilt from its data and
+    options (a spec read from disk has no ``extra``)."""
+    d = spec.extra.get("design") if spec.extra else None
+    if d is None:
+        d = design(spec.data, list(spec.options["factors"]), bool(spec.options["interactions"]))
+    return d
