@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -166,3 +168,24 @@ def test_model_card_code_blocks_run():
     namespace: dict = {}
     for i, body in enumerate(blocks):
         exec(compile(body, f"groups card block {i + 1}", "exec"), namespace)
+
+
+def test_save_load_rebuild_and_report_of_a_windowed_fit(tmp_path):
+    """A fit with windows and per-rate priors saves with its content hash intact, loads,
+    rebuilds the same model (options, priors) and reports its Normal/HalfNormal priors."""
+    cm = two_factor(np.random.default_rng(9), window=True)
+    priors = {"sigma": {"tpr": bcm.priors.HalfNormal(0.5)}}
+    idata = bcm.fit(bcm.models.groups(cm, interactions=True, priors=priors), draws=1000,
+                    random_seed=2, progressbar=False)
+    assert idata.posterior["effect_window"].dims[-2:] == ("rate", "window_level")
+    path = tmp_path / "groups.nc"
+    bcm.save(idata, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a changed content hash would warn
+        back = bcm.load(path)
+    model = bcm.rebuild(back)
+    spec = bcm.models.spec_of(model)
+    assert spec.options == {"factors": ["sex", "site"], "interactions": True}
+    assert spec.priors["sigma"] == [bcm.priors.HalfNormal(1), bcm.priors.HalfNormal(0.5),
+                                    bcm.priors.HalfNormal(1)]
+    assert "HalfNormal(0.5)" in bcm.report(idata).markdown()
