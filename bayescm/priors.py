@@ -33,6 +33,8 @@ __all__ = [
     "Beta",
     "Dirichlet",
     "Gamma",
+    "HalfNormal",
+    "Normal",
     "Prior",
     "PriorError",
     "check_names",
@@ -408,8 +410,11 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
 
 def _coerce_any(spec: Any, kind: str | None, name: str) -> Prior:
     how = _HOW[kind or "beta"]
-    if isinstance(spec, Beta | Dirichlet | Gamma):
+    if isinstance(spec, tuple(_KINDS.values())):
         return spec
+    scale = _read_normal(spec, kind, name)  # Normal / HalfNormal (bayescm.priors_normal)
+    if scale is not None:
+        return scale
     if isinstance(spec, str):
         return parse(spec)
     dist = getattr(spec, "distribution", None)
@@ -652,6 +657,16 @@ def to_attrs(
         k: {c: repr(p) for c, p in zip(units.get(k, classifiers), v, strict=True)}
         for k, v in priors.items()
     })
+
+
+# Location and scale priors (the groups family) live in their own module; registered
+# here so that coerce, resolve and saved fits know them.
+from bayescm.priors_normal import HOW as _NORMAL_HOW  # noqa: E402
+from bayescm.priors_normal import HalfNormal, Normal  # noqa: E402
+from bayescm.priors_normal import read as _read_normal  # noqa: E402
+
+_KINDS.update(normal=Normal, halfnormal=HalfNormal)
+_HOW.update(_NORMAL_HOW)
 
 
 def __getattr__(name: str) -> Any:

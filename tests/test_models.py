@@ -84,7 +84,7 @@ def _kernel_logp(kernel, x: np.ndarray):
     grad = np.zeros_like(x)
     out = np.zeros(1)
     ptr = ctypes.POINTER(ctypes.c_double)
-    rc = _kernels.logp.ctypes(x.size, x.ctypes.data_as(ptr), grad.ctypes.data_as(ptr),
+    rc = kernel.module.logp.ctypes(x.size, x.ctypes.data_as(ptr), grad.ctypes.data_as(ptr),
                               out.ctypes.data_as(ptr), ud.ctypes.data_as(ptr))
     assert rc == 0
     return out[0], grad
@@ -102,14 +102,15 @@ def test_kernel_is_the_pymc_posterior(batch, family):
     assert_kernel_is_model(m, kernel)
 
 
-def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20) -> None:
+def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20, scale: float = 1.5) -> None:
     """``kernel``'s log density equals ``m``'s up to a constant, with its gradient, at
-    random points of PyMC's unconstrained coordinates (variable order included)."""
+    random points (sd ``scale``) of PyMC's unconstrained coordinates (variable order
+    included)."""
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(points):
-        point = {v.name: rng.normal(0, 1.5, size=m.initial_point()[v.name].shape)
+        point = {v.name: rng.normal(0, scale, size=m.initial_point()[v.name].shape)
                  for v in m.value_vars}
         x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
         assert x.size == kernel.n_dim

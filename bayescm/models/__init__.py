@@ -23,6 +23,7 @@ from bayescm.models.family import (
     spec_of,
 )
 from bayescm.models.folds import folds
+from bayescm.models.groups import groups
 from bayescm.models.hui_walter import (
     IdentifiabilityError,
     IdentifiabilityWarning,
@@ -50,6 +51,7 @@ __all__ = [
     "family_of",
     "folds",
     "get_family",
+    "groups",
     "hui_walter",
     "is_unmodified",
     "multiclass_cells",

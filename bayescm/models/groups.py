@@ -1,0 +1,260 @@
+r"""Hierarchical logit-normal model of prevalence, TPR and TNR over slices.
+
+For each rate :math:`r \in \{\phi, \mathrm{TPR}, \mathrm{TNR}\}` and slice :math:`s`
+
+.. math::
+
+    \operatorname{logit} r_s = \mu_r + \sum_f \sigma_{rf}\, z_{rf}[\ell_f(s)]
+        \;[+\ \sigma_{r,\mathrm{int}}\, z_{r,\mathrm{int}}[\ell_1(s), \dots, \ell_F(s)]]
+        \;[+\ w_{r, t(s)}],\qquad w_{r0} = 0,\ w_{rt} = w_{r,t-1} + \tau_r e_{rt}
+
+    z, e \sim \mathrm{Normal}(0, 1),\quad \mu_r \sim \mathrm{Normal}(0, 1.5),\quad
+    \sigma_{rf}, \tau_r \sim \mathrm{HalfNormal}(1)
+
+    (tp, fn, fp, tn)_s \sim \mathrm{Multinomial}(n_s, \theta_s),\quad
+    \theta_s = (\mathrm{TPR}_s\phi_s,\ (1-\mathrm{TPR}_s)\phi_s,\
+                (1-\mathrm{TNR}_s)(1-\phi_s),\ \mathrm{TNR}_s(1-\phi_s))
+
+non-centred (the effects are :math:`\sigma z`, sampled through the standard normal
+:math:`z`, which keeps NUTS away from the funnel of small scales).  Math, priors,
+pooling and references: ``models/groups/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.models._groups_design import RATES, design, factors_of, spec_design
+from bayescm.models._groups_jags import jags_data, jags_inits, jags_monitors, jags_posterior
+from bayescm.models._loglik import case_log_likelihood
+from bayescm.models._spec import (
+    as_confusion_matrix,
+    counts_data,
+    decode_confusion,
+    encode_confusion,
+    theta_from_rates,
+)
+from bayescm.models.family import (
+    Family,
+    JagsTwin,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
+from bayescm.priors import HalfNormal, Normal
+from bayescm.priors import resolve as resolve_priors
+from bayescm.stats import SAMPLE_DIMS
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+__all__ = ["groups"]
+
+
+def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool = False,
+           priors: Mapping[str, Any] | None = None) -> pm.Model:
+    r"""Build the hierarchical (partially pooled) model of a sliced confusion matrix.
+
+    Parameters
+    ----------
+    cm
+        A sliced :class:`bayescm.ConfusionMatrix` (``from_predictions(...,
+        groups=..., time=..., window=...)``); a plain matrix or batch is taken as
+        slices without levels (then only the global means pool them).
+    factors
+        The grouping factors with an effect each; default every level column of
+        ``cm.slices`` except ``window``.  A time window, when the slices have one,
+        always gets a random-walk effect.
+    interactions
+        Add one effect per combination of the factors' levels (an intersection such
+        as sex × age band), on top of the factors' main effects.
+    priors
+        Overrides by name, one prior for all three rates or a mapping ``rate ->
+        prior`` (rates ``prevalence``, ``tpr``, ``tnr``): ``"mu"`` (a
+        :class:`bayescm.priors.Normal`, default Normal(0, 1.5)), ``"sigma"`` (every
+        factor's and the interaction's scale, a :class:`bayescm.priors.HalfNormal`,
+        default HalfNormal(1)), ``"tau"`` (the random walk's step scale, default
+        HalfNormal(1)).
+
+    Returns
+    -------
+    pymc.Model
+        Unsampled.  Free variables ``mu`` (dim ``rate``), ``sigma_<factor>``
+        (``rate``) and ``z_<factor>`` (``rate, <factor>_level``) per factor,
+        ``sigma_interaction``/``z_interaction`` (``rate, combination``), ``tau`` and
+        ``z_window`` (``rate, window_step``) for windows; deterministic
+        ``prevalence``, ``tpr``, ``tnr`` (dim ``slice``) and ``theta`` (``slice,
+        cell``).  ``fit`` adds ``effect_<factor>`` (:math:`\sigma z`) and
+        ``effect_window`` (the walk).
+
+    Examples
+    --------
+    >>> import numpy as np, bayescm as bcm
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 400)
+    >>> sex, site = rng.choice(["F", "M"], 400), rng.choice(["a", "b", "c"], 400)
+    >>> cm = bcm.ConfusionMatrix.from_predictions(y, y, groups={"sex": sex, "site": site})
+    >>> model = bcm.models.groups(cm)
+    >>> [v.name for v in model.free_RVs]
+    ['mu', 'sigma_sex', 'z_sex', 'sigma_site', 'z_site']
+    >>> model.named_vars_to_dims["z_site"]
+    ('rate', 'site_level')
+    """
+    import pymc as pm  # PyMC is imported when a model is built, not with bayescm
+    import pytensor.tensor as pt
+
+    spec = _specify(cm, factors, interactions, priors)
+    d = spec_design(spec)
+    prior = spec.priors
+    with pm.Model(coords=d.coords() | {"cell": list(CELLS)}) as model:
+        counts = counts_data(d.counts.astype(np.int64), (d.unit, "cell"))
+        mu = pm.Normal("mu", mu=np.array([p.mu for p in prior["mu"]]),
+                       sigma=np.array([p.sigma for p in prior["mu"]]), dims="rate")
+        eta = mu[:, None]
+        scale = np.array([p.sigma for p in prior["sigma"]])
+        for b in d.blocks:
+            sigma = pm.HalfNormal(f"sigma_{b.name}", sigma=scale, dims="rate")
+            z = pm.Normal(f"z_{b.name}", 0.0, 1.0, dims=("rate", b.dim))
+            eta = eta + sigma[:, None] * z[:, b.index]
+        if d.walk:
+            tau = pm.HalfNormal("tau", sigma=np.array([p.sigma for p in prior["tau"]]),
+                                dims="rate")
+            e = pm.Normal("z_window", 0.0, 1.0, dims=("rate", "window_step"))
+            w = pt.concatenate([pt.zeros((3, 1)), tau[:, None] * pt.cumsum(e, axis=1)], axis=1)
+            eta = eta + w[:, d.window]
+        rates = {r: pm.Deterministic(r, pm.math.invlogit(eta[i]), dims=d.unit)
+                 for i, r in enumerate(RATES)}
+        phi, tpr, tnr = rates["prevalence"], rates["tpr"], rates["tnr"]
+        theta = pm.Deterministic(
+            "theta",
+            pt.stack([tpr * phi, (1 - tpr) * phi, (1 - tnr) * (1 - phi), tnr * (1 - phi)], -1),
+            dims=(d.unit, "cell"))
+        pm.Multinomial("counts", n=counts.sum(axis=-1), p=theta, observed=counts,
+                       dims=(d.unit, "cell"))
+    return attach(model, spec)
+
+
+def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
+             priors: Mapping[str, Any] | None) -> ModelSpec:
+    """Validated data, resolved priors and options (no PyMC)."""
+    cm = as_confusion_matrix(cm)
+    chosen = factors_of(cm, factors)
+    d = design(cm, chosen, bool(interactions))
+    units = {name: list(RATES) for name in ("mu", "sigma", "tau")}
+    resolved = resolve_priors("groups", priors, RATES, units=units)
+    if not d.walk:
+        resolved.pop("tau")  # no windows: no walk, no step scale
+    return ModelSpec("groups", cm, resolved,
+                     options={"factors": chosen, "interactions": bool(interactions)},
+                     extra={"design": d})
+
+
+class Groups(Family):
+    """The groups family: partial pooling of the three rates over slices."""
+
+    name = "groups"
+    default_priors: ClassVar[dict[str, Any]] = {
+        "mu": Normal(0, 1.5), "sigma": HalfNormal(1), "tau": HalfNormal(1)}
+    # a scale with few levels leaves a curved ridge (sigma * z fixed by the data) that
+    # NUTS crosses only with small steps: 0.9 gives divergences on ordinary data
+    target_accept = 0.99
+    jags = JagsTwin("groups.jags", jags_data, jags_inits, jags_monitors, jags_posterior)
+
+    def parameters(self, spec: ModelSpec) -> list[str]:
+        scales = [n for n in spec_design(spec).free_names() if n.startswith(("sigma_", "tau"))]
+        return ["mu", *scales, *RATES]
+
+    def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
+        d = spec_design(spec)
+        # nutpie's trace of a PyMC model also holds the log-scales (``sigma_sex_log__``)
+        ds = ds.drop_vars([n for n in ds.data_vars if str(n).endswith("__")])
+        ds = ds.drop_dims([k for k in ds.dims if str(k).endswith("__dim_0")])
+        draws = {n: ds[n].transpose(*SAMPLE_DIMS, ...).values for n in d.free_names()}
+        dims = d.dims()
+        for b in d.blocks:
+            ds[f"effect_{b.name}"] = (
+                (*SAMPLE_DIMS, *dims[f"effect_{b.name}"]), d.effect(draws, b))
+        if d.walk:
+            ds["effect_window"] = ((*SAMPLE_DIMS, "rate", "window_level"), d.walk_effect(draws))
+            # datetime64[ns] (as the slices' own window coordinate): it survives netCDF
+            # unchanged, so a saved fit keeps its content hash
+            windows = pd.Index(d.windows)
+            if isinstance(windows, pd.DatetimeIndex):
+                windows = windows.as_unit("ns")
+            ds = ds.assign_coords(window_level=windows.to_numpy(),
+                                  window_step=windows[1:].to_numpy())
+        rate = 1.0 / (1.0 + np.exp(-d.eta(draws)))
+        for i, r in enumerate(RATES):
+            ds[r] = ((*SAMPLE_DIMS, d.unit), rate[..., i, :])
+        ds["theta"] = theta_from_rates(ds["prevalence"], ds["tpr"], ds["tnr"], (d.unit,))
+        return ds
+
+    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
+        from scipy.special import gammaln
+
+        from bayescm.models import _kernel_groups
+
+        d = spec_design(spec)
+        counts = d.counts
+        # the multinomial coefficients: a constant, kept so the value is PyMC's
+        const = float(np.sum(gammaln(counts.sum(-1) + 1)) - np.sum(gammaln(counts + 1)))
+        prior = spec.priors
+        scales = [[p.sigma for p in prior.get(k, prior["sigma"])] for k in ("sigma", "tau")]
+        user_data = np.concatenate([
+            [len(d.units), len(d.blocks), len(d.windows), const],
+            [len(b.labels) for b in d.blocks],
+            [p.mu for p in prior["mu"]], [p.sigma for p in prior["mu"]], *scales,
+            *[b.index for b in d.blocks], d.window, counts.ravel()]).astype(float)
+        shapes = d.shapes()
+        return Kernel(_kernel_groups, user_data, int(sum(np.prod(s) for s in shapes)),
+                      d.free_names(), shapes)
+
+    def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
+                    rng: np.random.Generator) -> dict[str, np.ndarray]:
+        d = spec_design(spec)
+        mu = spec.priors["mu"]
+        out = {"mu": rng.normal([p.mu for p in mu], [p.sigma for p in mu], (*size, 3))}
+        for name, shape in zip(d.free_names()[1:], d.shapes()[1:], strict=True):
+            if name.startswith("z_"):
+                out[name] = rng.standard_normal((*size, *shape))
+            else:
+                scale = [p.sigma for p in spec.priors["tau" if name == "tau" else "sigma"]]
+                out[name] = np.abs(rng.normal(0.0, scale, (*size, 3)))
+        return out
+
+    def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
+                       spec: ModelSpec) -> xr.DataArray:
+        return case_log_likelihood(draws["theta"], observed)
+
+    def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
+        return {name: list(RATES) for name in spec.priors}
+
+    def describe(self, spec: ModelSpec) -> str:
+        d = spec_design(spec)
+        parts = [f"an effect per level of {', '.join(b.name for b in d.blocks)}"
+                 if d.blocks else "no grouping factors (complete pooling)"]
+        if d.walk:
+            parts.append(f"a Gaussian random walk over {len(d.windows)} time windows")
+        return (
+            f"Hierarchical logit-normal model of prevalence, TPR and TNR over "
+            f"{len(d.units)} {d.unit}(s): logit rate = global mean μ ~ Normal + "
+            f"{' + '.join(parts)}, non-centred (effect = σ z, z ~ Normal(0, 1), σ ~ "
+            "HalfNormal); θ = (TPR φ, (1 − TPR) φ, (1 − TNR)(1 − φ), TNR (1 − φ)) and each "
+            "slice's counts ~ Multinomial(n, θ). Small slices are shrunk toward the mean "
+            "of their levels.")
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)
+
+
+register_family(Groups(groups))

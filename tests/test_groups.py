@@ -1,0 +1,212 @@
+"""The groups family: hierarchical logit-normal rates over slices (bcm.models.groups)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, special, stats
+
+import bayescm as bcm
+from bayescm.models._groups_design import RATES
+from bayescm.slices import slice_label
+
+
+def sliced(counts, **levels):
+    """A sliced matrix from counts (S, 4) and level columns."""
+    frame = pd.DataFrame(levels)
+    frame.index = pd.Index([slice_label(r) for r in frame.to_dict("records")],
+                           name="slice")
+    return bcm.ConfusionMatrix.from_slices(np.asarray(counts), frame)
+
+
+def two_factor(rng, *, window=False):
+    sex = np.repeat(["F", "M"], 3)
+    site = np.tile(["a", "b", "c"], 2)
+    counts = rng.integers(0, 30, size=(6, 4))
+    counts[4] = 0  # an empty slice: kept, contributes nothing
+    levels = {"sex": sex, "site": site}
+    if window:
+        counts = np.concatenate([counts, counts[::-1]])
+        levels = {"sex": np.tile(sex, 2), "site": np.tile(site, 2),
+                  "window": np.repeat(pd.to_datetime(["2024-01-01", "2024-01-08"]), 6)}
+    return sliced(counts, **levels)
+
+
+def test_structure_names_dims_coords_and_a_finite_density():
+    cm = two_factor(np.random.default_rng(1), window=True)
+    model = bcm.models.groups(cm, interactions=True)
+    assert [v.name for v in model.free_RVs] == [
+        "mu", "sigma_sex", "z_sex", "sigma_site", "z_site", "sigma_interaction",
+        "z_interaction", "tau", "z_window"]
+    dims = model.named_vars_to_dims
+    assert dims["mu"] == ("rate",) and dims["z_site"] == ("rate", "site_level")
+    assert dims["z_interaction"] == ("rate", "combination")
+    assert dims["z_window"] == ("rate", "window_step") and dims["tpr"] == ("slice",)
+    assert dims["theta"] == ("slice", "cell")
+    assert list(model.coords["rate"]) == list(RATES)
+    assert list(model.coords["site_level"]) == ["a", "b", "c"]
+    assert list(model.coords["combination"])[:2] == ["sex=F|site=a", "sex=F|site=b"]
+    assert len(model.coords["window_step"]) == 1
+    assert set(bcm.priors.defaults("groups")) == {"mu", "sigma", "tau"}
+    assert bcm.priors.defaults("groups")["mu"] == bcm.priors.Normal(0, 1.5)
+    # no windows: no walk; factors chosen by name; errors say what to do
+    plain = bcm.models.groups(two_factor(np.random.default_rng(2)), factors=["site"])
+    assert [v.name for v in plain.free_RVs] == ["mu", "sigma_site", "z_site"]
+    with pytest.raises(ValueError, match="not levels of the slices"):
+        bcm.models.groups(cm, factors=["age"])
+    with pytest.raises(ValueError, match="two or more factors"):
+        bcm.models.groups(cm, factors=["sex"], interactions=True)
+    with pytest.raises(bcm.priors.PriorError):
+        bcm.models.groups(cm, priors={"sigma": bcm.priors.Beta(1, 1)})
+    narrow = bcm.models.groups(cm, priors={"sigma": {"tpr": "halfnormal:0.5"}})
+    assert bcm.models.spec_of(narrow).priors["sigma"][1] == bcm.priors.HalfNormal(0.5)
+
+
+def test_large_slices_agree_with_independent_beta_posteriors():
+    """With ~10^5 cases per slice the likelihood swamps the pooling: each slice's TPR
+    posterior is its own Beta(1 + tp, 1 + fn) posterior up to O(1/n) prior effects."""
+    rng = np.random.default_rng(3)
+    n = 100_000
+    tpr, tnr, phi = np.array([0.7, 0.8, 0.9]), np.array([0.95, 0.9, 0.85]), 0.3
+    pos = rng.binomial(n, phi, 3)
+    tp, tn = rng.binomial(pos, tpr), rng.binomial(n - pos, tnr)
+    counts = np.stack([tp, pos - tp, n - pos - tn, tn], -1)
+    cm = sliced(counts, site=["a", "b", "c"])
+    idata = bcm.fit(bcm.models.groups(cm), draws=1000, random_seed=5, progressbar=False)
+    assert idata.attrs["engine"] == "bayescm-kernel" and idata.attrs["converged"]
+    post = idata.posterior["tpr"].values.reshape(-1, 3)
+    beta = stats.beta(1 + tp, 1 + pos - tp)
+    # within one posterior sd: the Monte Carlo error of the mean (sd / sqrt(ESS) with
+    # ESS >= 100) and the prior's pull (O(1/n) on the mean) are far below it
+    assert np.all(np.abs(post.mean(0) - beta.mean()) < beta.std())
+    assert np.allclose(post.std(0), beta.std(), rtol=0.25)
+
+
+def test_one_slice_without_factors_is_one_logit_normal_evaluation():
+    """One slice, no factors: logit TPR = mu_tpr ~ Normal(0, 1.5) and tp ~ Binomial(tp + fn,
+    TPR).  The posterior mean and sd of TPR by quadrature over mu must match the draws."""
+    cm = sliced([[9, 3, 2, 14]], site=["a"])
+    idata = bcm.fit(bcm.models.groups(cm, factors=[]), draws=1000, random_seed=5,
+                    progressbar=False)
+    draws = idata.posterior["tpr"].values.ravel()
+
+    def density(mu, power):
+        p = special.expit(mu)
+        return p**power * stats.norm(0, 1.5).pdf(mu) * stats.binom(12, p).pmf(9)
+
+    z = integrate.quad(density, -12, 12, args=(0,))[0]
+    mean = integrate.quad(density, -12, 12, args=(1,))[0] / z
+    sd = np.sqrt(integrate.quad(density, -12, 12, args=(2,))[0] / z - mean**2)
+    import arviz as az
+
+    ess = float(az.ess(idata, var_names=["tpr"])["tpr"].min())
+    # 4.5 Monte Carlo standard errors (sd / sqrt(ESS)) for the mean; the sd's MC
+    # error is about sd / sqrt(2 ESS)
+    assert abs(draws.mean() - mean) < 4.5 * sd / np.sqrt(ess)
+    assert abs(draws.std() - sd) < 4.5 * sd / np.sqrt(2 * ess)
+
+
+def test_kernel_is_the_pymc_model():
+    """The compiled density equals the PyMC model's log density and gradient at random
+    points of PyMC's unconstrained coordinates (empty slice, interactions, walk), and
+    both are finite at the initial point."""
+    from tests.test_models import _kernel_logp, assert_kernel_is_model
+
+    cm = two_factor(np.random.default_rng(6), window=True)
+    priors = {"mu": {"tnr": bcm.priors.Normal(1, 0.7)}, "sigma": "halfnormal:0.8"}
+    m = bcm.models.groups(cm, interactions=True, priors=priors)
+    kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
+    assert list(kernel.var_names) == [v.name for v in m.free_RVs]
+    # sd 0.7: log-odds within about +-20, where PyMC's own float64 rates do not yet
+    # round to 0 or 1 (beyond that its gradient, not the kernel's, degrades)
+    assert_kernel_is_model(m, kernel, points=8, scale=0.7)
+    point = m.initial_point()
+    value, grad = _kernel_logp(kernel, np.concatenate([point[v.name].ravel()
+                                                       for v in m.value_vars]))
+    assert np.isfinite(value) and np.all(np.isfinite(grad))
+
+
+@pytest.mark.engine("jags")
+def test_kernel_fit_agrees_with_jags():
+    """The JAGS twin (the model written again in BUGS, Gibbs/slice sampling) and NUTS on
+    the compiled density give the same posterior of the hyperparameters and rates:
+    means and 5%/95% quantiles within 4.5 combined Monte Carlo standard errors."""
+    import arviz as az
+
+    cm = two_factor(np.random.default_rng(7), window=True)
+    model = bcm.models.groups(cm)
+    nuts = bcm.fit(model, draws=2000, random_seed=8, progressbar=False, strict=True)
+    from bayescm import jags
+
+    twin = jags.fit_twin(model, draws=5000, burn=1000, seed=9)
+    for var in ("mu", "sigma_sex", "sigma_site", "tau", "tpr", "prevalence"):
+        a = nuts.posterior[var].values.reshape(*nuts.posterior[var].shape[:2], -1)
+        b = twin.posterior[var].values.reshape(*twin.posterior[var].shape[:2], -1)
+        for j in range(a.shape[-1]):
+            x, y = a[..., j], b[..., j]
+            se = np.hypot(az.mcse(x), az.mcse(y))
+            assert abs(x.mean() - y.mean()) < 4.5 * se, (var, j)
+            for q in (0.05, 0.95):
+                se_q = np.hypot(az.mcse(x, method="quantile", prob=q),
+                                az.mcse(y, method="quantile", prob=q))
+                assert abs(np.quantile(x, q) - np.quantile(y, q)) < 4.5 * se_q, (var, j, q)
+
+
+def test_model_card_code_blocks_run():
+    """Every python block of models/groups/README.md runs (its asserts check the stated
+    shrinkage of a small slice), and the printed defaults are the registered ones."""
+    import pathlib
+    import re
+
+    card = pathlib.Path(__file__).resolve().parents[1] / "models" / "groups" / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", card.read_text(), flags=re.S)
+    assert len(blocks) == 2
+    assert repr(bcm.priors.defaults("groups")) in blocks[0]
+    namespace: dict = {}
+    for i, body in enumerate(blocks):
+        exec(compile(body, f"groups card block {i + 1}", "exec"), namespace)
+
+
+def test_save_load_rebuild_and_report_of_a_windowed_fit(tmp_path):
+    """A fit with windows and per-rate priors saves with its content hash intact, loads,
+    rebuilds the same model (options, priors) and reports its Normal/HalfNormal priors."""
+    cm = two_factor(np.random.default_rng(9), window=True)
+    priors = {"sigma": {"tpr": bcm.priors.HalfNormal(0.5)}}
+    idata = bcm.fit(bcm.models.groups(cm, interactions=True, priors=priors), draws=1000,
+                    random_seed=2, progressbar=False)
+    assert idata.posterior["effect_window"].dims[-2:] == ("rate", "window_level")
+    path = tmp_path / "groups.nc"
+    bcm.save(idata, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a changed content hash would warn
+        back = bcm.load(path)
+    model = bcm.rebuild(back)
+    spec = bcm.models.spec_of(model)
+    assert spec.options == {"factors": ["sex", "site"], "interactions": True}
+    assert spec.priors["sigma"] == [bcm.priors.HalfNormal(1), bcm.priors.HalfNormal(0.5),
+                                    bcm.priors.HalfNormal(1)]
+    assert "HalfNormal(0.5)" in bcm.report(idata).markdown()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["pymc", "nutpie"])
+def test_generic_engines_agree_with_the_kernel(engine):
+    """The PyMC model sampled by pm.sample or by nutpie's own compilation gives the
+    posterior of the compiled density: means within 4.5 combined Monte Carlo s.e."""
+    import arviz as az
+
+    cm = two_factor(np.random.default_rng(10))
+    kernel = bcm.fit(bcm.models.groups(cm), draws=2000, random_seed=11, progressbar=False,
+                     strict=True)
+    other = bcm.fit(bcm.models.groups(cm), draws=2000, random_seed=12, progressbar=False,
+                    engine=engine, strict=True)
+    assert kernel.attrs["engine"] == "bayescm-kernel" and other.attrs["engine"] == engine
+    for var in ("mu", "sigma_site", "tpr", "tnr"):
+        a = kernel.posterior[var].values.reshape(*kernel.posterior[var].shape[:2], -1)
+        b = other.posterior[var].values.reshape(*other.posterior[var].shape[:2], -1)
+        for j in range(a.shape[-1]):
+            se = np.hypot(az.mcse(a[..., j]), az.mcse(b[..., j]))
+            assert abs(a[..., j].mean() - b[..., j].mean()) < 4.5 * se, (var, j)
