@@ -54,6 +54,7 @@ _LAZY: dict[str, str] = {
     "priors": "bayescm.priors",
     "stats": "bayescm.stats",
     "summary_exact": "bayescm.summary_stream",
+    "exact_posterior": "bayescm.exact_draws",
 }
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "check_convergence",
     "curves",
     "datasets",
+    "exact_posterior",
     "fit",
     "intervals",
     "load",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         ConvergenceWarning,
         check_convergence,
     )
+    from bayescm.exact_draws import exact_posterior
     from bayescm.inference import fit
     from bayescm.multiclass import MulticlassConfusionMatrix
     from bayescm.persist import load, rebuild, save

@@ -246,6 +246,11 @@ class ConfusionMatrix:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("ConfusionMatrix is immutable; build a new one instead.")
 
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        # pickle (a Dask task shipping a batch to a worker) restores the slots
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+
     # -- alternative constructors -------------------------------------------------
     @classmethod
     def from_counts(cls, counts: Mapping[str, Any], *, classifier: Any = None) -> ConfusionMatrix:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
 from bayescm import metrics as metric_registry
-from bayescm.data import CELLS
+from bayescm.data import CELLS, UNIT_DIMS
 from bayescm.models.family import (
     ClosedForm,
     Conjugate,
@@ -123,7 +124,14 @@ def with_metrics(ds: xr.Dataset, keys: Sequence[str]) -> xr.Dataset:
     new = [k for k in keys if k not in ds]
     if not new:
         return ds
-    return ds.merge(metric_registry.compute(ds["theta"], new, dtype=METRIC_DTYPE))
+    theta = ds["theta"]
+    compute = partial(metric_registry.compute, metrics=new, dtype=METRIC_DTYPE)
+    if theta.chunks is not None:  # xarray on Dask: the registry runs chunk by chunk, lazily
+        from bayescm.scheduling import map_metrics
+
+        unit = next(d for d in UNIT_DIMS if d in theta.dims)
+        return ds.merge(map_metrics(theta, unit, compute))
+    return ds.merge(compute(theta))
 
 
 def observed(model: pm.Model) -> xr.DataArray | None:

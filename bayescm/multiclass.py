@@ -94,6 +94,11 @@ class MulticlassConfusionMatrix:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("MulticlassConfusionMatrix is immutable; build a new one instead.")
 
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        # pickle (a Dask task shipping a batch to a worker) restores the slots
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+
     # -- alternative constructors -------------------------------------------------------
     @classmethod
     def from_predictions(cls, y_true: Any, y_pred: Any, labels: Sequence[Hashable] | None = None,

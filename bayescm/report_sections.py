@@ -112,21 +112,8 @@ def model(ctx: Context) -> Section:
     s.blocks.append(Text(f"Fitted with bcm.fit: model family '{spec.family}', sampler "
                          f"'{ctx.attrs.get('sampler', '?')}'."))
     if ctx.latent:
-        groups = ctx.patterns
-        if groups["missing"]:
-            s.blocks.append(Text(
-                "Some cases lack a classifier's result ('?' in a pattern): the likelihood sums "
-                "the missing results out. This is valid when results are missing at random: "
-                "whether a result is missing may depend on the observed results, but not on "
-                "the case's true class or on the missing result itself. It does not cover a "
-                "test skipped because of the case's condition."))
-        if groups["verified"]:
-            s.blocks.append(Text(
-                "Some cases were verified ('|D+' / '|D-': true class known): they contribute "
-                "the joint probability of their class and their results. When verification "
-                "depends only on the observed results (e.g. all test-positives and a sample of "
-                "test-negatives) the joint model corrects for partial verification (Begg & "
-                "Greenes 1983); verification must not otherwise depend on the true class."))
+        # the family's description already states the missing-at-random and verification
+        # assumptions of tables with such cells (HuiWalter.describe)
         if "identifiability" in ctx.attrs:
             s.blocks.append(Text("Identifiability: " + str(ctx.attrs["identifiability"])))
     return s

@@ -134,6 +134,10 @@ def summary(
     reg = registry.registry_for(idata, group=group)
     ds = select_classifiers(ds, classifiers)
     arrays = metric_arrays(ds, reg, metrics, group)
+    if any(a.chunks is not None for a in arrays.values()):
+        # xarray on Dask (bcm.exact_posterior(..., chunk=)): one pass computes every
+        # metric's blocks together, where one compute per metric would redraw them all
+        arrays = dict(xr.Dataset(arrays).compute().data_vars)
     plug = None
     unit = None if obs is None else unit_of(obs)
     if unit is not None and unit in ds.dims and (

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from bayescm.models.family import (
     spec_of,
 )
 from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.scheduling import client_for, unit_seeds
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
 from bayescm.summary import table
 
@@ -56,6 +58,7 @@ def summary_exact(
     hdi_prob: float = 0.95,
     random_seed: int | None = None,
     chunk: int | None = None,
+    scheduler: Any = None,
 ) -> pd.DataFrame:
     r"""Summary table of every metric's exact posterior, a chunk of classifiers at a time.
 
@@ -80,6 +83,12 @@ def summary_exact(
     chunk
         Classifiers per chunk; default as many as fit in about 256 MB.  The result
         does not depend on it.
+    scheduler
+        Where the chunks run: None (this process), ``"dask"`` (the active
+        ``dask.distributed.Client``, else a local cluster of threads started for
+        this call) or a ``dask.distributed.Client`` (one task per chunk; only the
+        chunks' tables travel back).  The result does not depend on it: the same
+        seed gives the same table, bit for bit (:mod:`bayescm.scheduling`).
 
     Returns
     -------
@@ -111,33 +120,44 @@ def summary_exact(
     family, closed = _closed_form(data_or_model)
     table_dims = closed.dims.get("theta") or tuple(closed.coords)
     keys = draws_mod.metric_keys(metrics, table_dims)
-    reg = registry.registry_for(table_dims)
     unit = _unit(closed)
     names = list(closed.coords[unit])
     if chunk is None:
         chunk = _auto_chunk(closed, len(keys), draws * chains)
     elif not isinstance(chunk, int | np.integer) or isinstance(chunk, bool) or chunk < 1:
         raise ValueError(f"chunk must be a positive integer or None, got {chunk!r}.")
-    seeds = np.random.SeedSequence(random_seed).spawn(len(names))
-    frames = []
-    for start in range(0, len(names), int(chunk)):
-        idx = np.arange(start, min(start + int(chunk), len(names)))
-        part = _take(closed, idx)
-        values = _draw(part.conjugate, part.dims, [seeds[i] for i in idx], (chains, draws),
-                       unit)
-        post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
-        # classifier first: each classifier's (and class's) draws end up contiguous,
-        # which the summary's sorts need (a strided row sorts twice as slowly)
-        theta = post["theta"].transpose(unit, *SAMPLE_DIMS, ...)
-        mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
-        del post, values, theta  # the draws go as soon as their metrics exist
-        plug = reg.compute(part.observed, keys) if part.observed is not None else None
-        frames.append(table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug))
-        del mets
+    entropy = np.random.SeedSequence(random_seed).entropy
+    chunks = [np.arange(start, min(start + int(chunk), len(names)))
+              for start in range(0, len(names), int(chunk))]
+    parts = (_take(closed, idx) for idx in chunks)
+    work = partial(_chunk_table, family=family, entropy=entropy, size=(chains, draws),
+                   keys=keys, hdi_prob=hdi_prob)
+    with client_for(scheduler) as client:
+        if client is None:
+            frames = [work(idx, part) for idx, part in zip(chunks, parts, strict=True)]
+        else:  # one task per chunk; only the chunks' tables come back
+            frames = client.gather(client.map(work, chunks, list(parts), pure=False))
     out = pd.concat(frames)
     out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
                      model=closed.spec.family, draws=draws * chains)
     return out
+
+
+def _chunk_table(positions: np.ndarray, part: ClosedForm, *, family: Family, entropy: int,
+                 size: tuple[int, int], keys: list[str], hdi_prob: float) -> pd.DataFrame:
+    """The summary rows of the units at ``positions`` (``part`` is their closed form):
+    draw, compute metrics, summarise, discard."""
+    unit = _unit(part)
+    values = _draw(part.conjugate, part.dims, unit_seeds(entropy, positions), size, unit)
+    post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
+    # classifier first: each classifier's (and class's) draws end up contiguous,
+    # which the summary's sorts need (a strided row sorts twice as slowly)
+    theta = post["theta"].transpose(unit, *SAMPLE_DIMS, ...)
+    reg = registry.registry_for(theta)
+    mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
+    del post, values, theta  # the draws go as soon as their metrics exist
+    plug = reg.compute(part.observed, keys) if part.observed is not None else None
+    return table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug)
 
 
 def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:

@@ -222,15 +222,16 @@ def test_data_tables_and_predictive_check_are_the_fits():
 
 
 def test_missing_results_and_verified_cases_are_grouped():
-    idata = latent_fit().copy()
-    names = ["++", "+-", "-+", "--", "+?", "?-", "++|D+", "--|D-"]
-    values = np.array([[40, 3, 7, 100, 5, 2, 9, 11], [90, 8, 5, 40, 1, 0, 4, 3]])
-    obs = idata.observed_data["counts"]
-    idata.observed_data = obs.to_dataset().drop_vars("counts").drop_dims("pattern").assign(
-        counts=(("population", "pattern"), values)).assign_coords(pattern=names)
+    # a real fit of a table with missing results and verified cases
+    names = ["++", "+-", "-+", "--", "+?", "-?", "?+", "?-", "++|D+", "+-|D+", "-+|D+",
+             "--|D+", "++|D-", "+-|D-", "-+|D-", "--|D-"]
+    values = np.array([[40, 3, 7, 100, 5, 0, 0, 2, 9, 0, 0, 0, 0, 0, 0, 11],
+                       [90, 8, 5, 40, 1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 3]])
+    tab = bcm.AgreementTable(values, patterns=names, populations=["pop1", "pop2"])
+    idata = bcm.fit(bcm.models.hui_walter(tab), draws=1000, chains=2, random_seed=3)
     ctx = report_sections.Context(idata, hdi_prob=0.95)
-    assert ctx.patterns == {"complete": names[:4], "missing": ["+?", "?-"],
-                            "verified": ["++|D+", "--|D-"]}
+    assert ctx.patterns == {"complete": names[:4], "missing": names[4:8],
+                            "verified": names[8:]}
     section = report_sections.data(ctx)
     tables = {b.caption: b.frame for b in section.blocks if hasattr(b, "frame")}
     assert list(tables["With missing results"]["n"]) == ["7", "1"]

@@ -174,7 +174,7 @@ def test_dask_counts_on_a_local_cluster_equal_pandas() -> None:
     ddf = dd.from_pandas(df, npartitions=5)
     # threads, not processes: the cluster starts in ~0.1 s instead of ~7 s
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         with get_task_stream(client) as tasks:
             lazy = bcm.ConfusionMatrix.from_frame(ddf, y_true="y", y_pred="p",
                                                   groups=["site", "sex"], time="t",

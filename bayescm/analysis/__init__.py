@@ -1,12 +1,15 @@
 """Decisions under uncertainty: metric uncertainty, deception risk, comparisons,
-leaderboards, deployment prevalence, sample-size planning and prior sensitivity.
+leaderboards, deployment prevalence, sample-size planning, prior sensitivity, and
+for sliced fits disparity posteriors and monitoring alerts.
 
 Every function takes an InferenceData from :func:`bayescm.fit` or a
 :class:`bayescm.ConfusionMatrix` (three-Beta posterior drawn exactly) and returns
 tidy pandas or xarray results.
 """
 
+from bayescm.analysis.alerts import Alerts, alerts
 from bayescm.analysis.compare import Comparison, compare
+from bayescm.analysis.disparity import Disparity, disparity
 from bayescm.analysis.leaderboard import Leaderboard, leaderboard, leaderboard_from_accuracy
 from bayescm.analysis.paired import compare_paired, paired_counts, paired_table
 from bayescm.analysis.prevalence import at_prevalence
@@ -15,15 +18,19 @@ from bayescm.analysis.sensitivity import PriorSensitivity, prior_sensitivity
 from bayescm.analysis.uncertainty import deception, metric_uncertainty
 
 __all__ = [
+    "Alerts",
     "Comparison",
+    "Disparity",
     "Leaderboard",
     "PriorSensitivity",
     "SampleSizePlan",
+    "alerts",
     "at_prevalence",
     "beta_hdi",
     "compare",
     "compare_paired",
     "deception",
+    "disparity",
     "leaderboard",
     "leaderboard_from_accuracy",
     "metric_uncertainty",

@@ -21,13 +21,15 @@ draws and submissions: 10,000 submissions x 4,000 draws take a few seconds
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
+from bayescm.analysis import ranks_dask
 from bayescm.analysis.leaderboard_accuracy import leaderboard_from_accuracy
 from bayescm.analysis.posterior import (
     class_index,
@@ -48,6 +50,7 @@ from bayescm.analysis.ranks import (
 from bayescm.data import CELLS, ConfusionMatrix, unit_of
 from bayescm.metrics import LOWER_IS_BETTER
 from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.scheduling import check_scheduler, client_for
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 
 if TYPE_CHECKING:
@@ -68,6 +71,7 @@ def leaderboard(
     random_seed: int | None = None,
     chunk: int | None = None,
     top: int | None = None,
+    scheduler: Any = None,
 ) -> Leaderboard:
     r"""Probabilistic leaderboard: the probability of every submission to hold every rank.
 
@@ -148,6 +152,14 @@ def leaderboard(
         there are at most 2,000 submissions, else 100 (a dense 10,000 x 10,000 table
         would hold 10^8 numbers).  ``p_best`` and ``expected_rank`` are exact for every
         submission whatever ``top`` is.
+    scheduler
+        Where the draws are made and ranked: None (this process, two threads),
+        ``"dask"`` (the active ``dask.distributed.Client``, else a local cluster of
+        threads started for this call) or a ``dask.distributed.Client``.  On Dask the
+        draws form an array chunked along draws (a rank needs every submission of one
+        draw): each chunk is drawn and ranked on a worker and only its rank counts come
+        back (:mod:`bayescm.analysis.ranks_dask`).  Same seed, ``draws`` and ``chunk``:
+        the same leaderboard, bit for bit.
 
     Returns
     -------
@@ -206,7 +218,7 @@ def leaderboard(
     """
     counts = isinstance(data, ConfusionMatrix | MulticlassConfusionMatrix)
     # the registry that answers for the data (a DataFrame holds binary counts)
-    reg = (registry.registry_for(data) if counts or idata_mod.is_inference_data(data)
+    reg = (registry.registry_for(data) if counts or _is_fit(data)
            else registry.BINARY)
     chosen = reg.get(metric)
     key = chosen.key
@@ -219,6 +231,24 @@ def leaderboard(
             )
         data = ConfusionMatrix.from_frame(data)
     opts = check_options(hdi_prob, prizes, draws, chunk, top)
+    check_scheduler(scheduler)
+    with client_for(scheduler) as client:
+        values, names, unit = _values(data, key, label, draws, opts["chunk"], random_seed,
+                                      lazy=client is not None)
+        return build_leaderboard(values, names, chosen, unit=unit, seed=random_seed,
+                                 class_label=label, client=client, **opts)
+
+
+leaderboard.from_accuracy = leaderboard_from_accuracy  # type: ignore[attr-defined]
+
+
+# -- inputs --------------------------------------------------------------------------
+
+def _values(data: Any, key: str, label: Hashable | None, draws: int, chunk: int | None,
+            seed: int | None, *, lazy: bool) -> tuple[Any, list[str], str]:
+    """The ``(draws, submissions)`` joint draws of ``key`` (a Dask array when ``lazy``),
+    the submissions' names and their dim."""
+    sample = ranks_dask.lazy_values if lazy else sample_values
     unit = "classifier"
     if isinstance(data, ConfusionMatrix):
         unit = data.unit  # a sliced matrix ranks its slices
@@ -226,15 +256,15 @@ def leaderboard(
         names = list(data.classifiers)
         need_two(len(names))
         sampler = _confusion_sampler(data, key)
-        values = sample_values(sampler, draws, len(names), opts["chunk"], random_seed)
+        values = sample(sampler, draws, len(names), chunk, seed)
     elif isinstance(data, MulticlassConfusionMatrix):
         names = list(data.classifiers)
         need_two(len(names))
         sampler = _multiclass_sampler(data, key, label)
         # a draw holds K x K cells per submission: size the chunks by cells, not draws
-        size = opts["chunk"] or default_chunk(len(names) * data.n_classes**2)
-        values = sample_values(sampler, draws, len(names), size, random_seed)
-    elif idata_mod.is_inference_data(data):
+        size = chunk or default_chunk(len(names) * data.n_classes**2)
+        values = sample(sampler, draws, len(names), size, seed)
+    elif _is_fit(data):
         values, names, unit = _posterior_values(data, key, label)
     elif isinstance(data, Mapping):
         raise TypeError(
@@ -249,14 +279,12 @@ def leaderboard(
             "a bayescm.MulticlassConfusionMatrix or a DataFrame of counts; got "
             f"{type(data).__name__}."
         )
-    return build_leaderboard(values, names, chosen, unit=unit, seed=random_seed,
-                             class_label=label, **opts)
+    return values, names, unit
 
 
-leaderboard.from_accuracy = leaderboard_from_accuracy  # type: ignore[attr-defined]
-
-
-# -- inputs --------------------------------------------------------------------------
+def _is_fit(data: Any) -> bool:
+    """An InferenceData, or the DataTree of ``fit_closed_form`` / ``exact_posterior``."""
+    return idata_mod.is_inference_data(data) or isinstance(data, xr.DataTree)
 
 
 def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None

@@ -198,42 +198,55 @@ def sample_values(
     return values
 
 
+def rank_block(x: np.ndarray, higher: bool, width: int, seed: np.random.SeedSequence
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of (submission, rank) for ranks 1..width in draws ``x`` (rows), and the sum
+    of each submission's ranks: one chunk of :func:`rank_counts` (seeded tie-breaks)."""
+    k = x.shape[1]
+    counts = np.empty((k, width), dtype=np.int32)  # counts <= draws < 2**31
+    positions = np.arange(1, k + 1, dtype=np.int32)[None, :]
+    block = max(1, min(width, _BINCOUNT_CELLS // k))
+    key = np.negative(x) if higher else x  # ascending key: position 0 is rank 1
+    order = np.argsort(key, axis=1)
+    ordered = np.take_along_axis(key, order, axis=1)
+    tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    if tied.any():  # random tie-break: by value, then by a uniform random key
+        sub = key[tied]
+        noise = np.random.default_rng(seed).random(sub.shape)
+        order[tied] = np.lexsort((noise, sub), axis=-1)
+    ranks = np.empty(order.shape, dtype=np.int32)
+    np.put_along_axis(ranks, order, positions, axis=1)
+    part_sum = ranks.sum(axis=0, dtype=np.int64)
+    del ranks, ordered, key
+    for r0 in range(0, width, block):
+        w = min(block, width - r0)
+        idx = order[:, r0:r0 + w] * w + np.arange(w)
+        counts[:, r0:r0 + w] = np.bincount(idx.ravel(), minlength=k * w).reshape(k, w)
+        del idx
+    return counts, part_sum
+
+
+def rank_seeds(seed: int | None, n: int) -> list[np.random.SeedSequence]:
+    """The tie-break streams of ``n`` draw chunks: a separate stream from the posterior
+    draws' (which use ``SeedSequence(seed).spawn``)."""
+    return np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(n)
+
+
 def rank_counts(
     values: np.ndarray, higher: bool, width: int, chunk: int, seed: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Counts of (submission, rank) for ranks 1..width and the sum of ranks per submission."""
     s_total, k = values.shape
-    counts = np.zeros((k, width), dtype=np.int32)  # counts <= draws < 2**31
+    counts = np.zeros((k, width), dtype=np.int32)
     rank_sum = np.zeros(k, dtype=np.int64)
-    positions = np.arange(1, k + 1, dtype=np.int32)[None, :]
-    block = max(1, min(width, _BINCOUNT_CELLS // k))
     starts = list(range(0, s_total, chunk))
-    # a separate stream from the posterior draws' (which used SeedSequence(seed).spawn)
-    seeds = np.random.SeedSequence(seed, spawn_key=(2**31,)).spawn(len(starts))
+    seeds = rank_seeds(seed, len(starts))
     lock = threading.Lock()
 
     def work(i: int) -> None:
-        x = values[starts[i]:starts[i] + chunk]
-        key = np.negative(x) if higher else x  # ascending key: position 0 is rank 1
-        order = np.argsort(key, axis=1)
-        ordered = np.take_along_axis(key, order, axis=1)
-        tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
-        if tied.any():  # random tie-break: by value, then by a uniform random key
-            sub = key[tied]
-            noise = np.random.default_rng(seeds[i]).random(sub.shape)
-            order[tied] = np.lexsort((noise, sub), axis=-1)
-        ranks = np.empty(order.shape, dtype=np.int32)
-        np.put_along_axis(ranks, order, positions, axis=1)
-        part_sum = ranks.sum(axis=0, dtype=np.int64)
-        del ranks, ordered, key
-        for r0 in range(0, width, block):
-            w = min(block, width - r0)
-            idx = order[:, r0:r0 + w] * w + np.arange(w)
-            part = np.bincount(idx.ravel(), minlength=k * w).reshape(k, w)
-            del idx
-            with lock:
-                counts[:, r0:r0 + w] += part
+        part, part_sum = rank_block(values[starts[i]:starts[i] + chunk], higher, width, seeds[i])
         with lock:
+            counts[:] += part
             rank_sum[:] += part_sum
 
     with ThreadPoolExecutor(_WORKERS) as pool:
@@ -241,21 +254,29 @@ def rank_counts(
     return counts, rank_sum
 
 
+def column_summaries(x: np.ndarray, hdi_prob: float) -> np.ndarray:
+    """Rows mean, HDI lower and upper of the columns of draws ``x`` (draws x columns)."""
+    cols = x.T
+    return np.stack([cols.mean(axis=1), *hdi(cols, hdi_prob)])
+
+
+def summary_step(s_total: int) -> int:
+    """Columns summarised at once (about 4 million draws)."""
+    return max(1, _CHUNK_CELLS // s_total)
+
+
 def summaries(values: np.ndarray, hdi_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and HDI of every column, in blocks of submissions on two threads."""
     s_total, k = values.shape
-    mean = np.empty(k)
-    lower, upper = np.empty(k), np.empty(k)
-    step = max(1, _CHUNK_CELLS // s_total)
+    out = np.empty((3, k))
+    step = summary_step(s_total)
 
     def work(a: int) -> None:
-        x = values[:, a:a + step].T
-        mean[a:a + step] = x.mean(axis=1)
-        lower[a:a + step], upper[a:a + step] = hdi(x, hdi_prob)
+        out[:, a:a + step] = column_summaries(values[:, a:a + step], hdi_prob)
 
     with ThreadPoolExecutor(_WORKERS) as pool:
         list(pool.map(work, range(0, k, step)))
-    return mean, lower, upper
+    return out[0], out[1], out[2]
 
 
 def build_leaderboard(
@@ -270,31 +291,44 @@ def build_leaderboard(
     chunk: int | None,
     top: int | None,
     class_label: Hashable | None = None,
+    client: Any = None,
 ) -> Leaderboard:
     """The Leaderboard of ``values`` (draws x submissions, float64, joint draws).
 
     ``metric`` is the registry's metric object (binary or multiclass: key, readable
-    label, direction); ``class_label`` the class of a per-class metric.
+    label, direction); ``class_label`` the class of a per-class metric.  With a
+    ``dask.distributed`` ``client`` (``values`` NumPy or Dask) the statistics are
+    computed on its cluster, chunk of draws by chunk of draws
+    (:mod:`bayescm.analysis.ranks_dask`).
     """
     key = metric.key
     s_total, k = values.shape
-    nan = np.isnan(values).any(axis=0)
+    higher = registry.higher_is_better(metric)
+    if top is None:
+        top = k if k <= DENSE_MAX else min(k, TOP_DEFAULT)
+    width = min(k, max(top, 0 if prizes is None else prizes.size))
+    chunk = chunk or default_chunk(k)
+    if client is not None:
+        from bayescm.analysis.ranks_dask import statistics
+
+        nan, mean, lower, upper, counts, rank_sum = statistics(
+            values, higher=higher, width=width, chunk=chunk, seed=seed, hdi_prob=hdi_prob,
+            client=client)
+    else:
+        nan = np.isnan(values).any(axis=0)
     if nan.any():
         bad = [names[i] for i in np.flatnonzero(nan)[:5]]
         raise ValueError(
             f"Metric {key!r} has NaN draws for {bad}: it is undefined there (e.g. a zero "
             "denominator); rank by a metric defined for every draw."
         )
-    higher = registry.higher_is_better(metric)
-    if top is None:
-        top = k if k <= DENSE_MAX else min(k, TOP_DEFAULT)
-    width = min(k, max(top, 0 if prizes is None else prizes.size))
     if prizes is not None and prizes.size > k:
         warnings.warn(
             f"{prizes.size} prizes for {k} submissions: prizes for ranks beyond {k} are never "
             "awarded.", UserWarning, stacklevel=3)
-    mean, lower, upper = summaries(values, hdi_prob)
-    counts, rank_sum = rank_counts(values, higher, width, chunk or default_chunk(k), seed)
+    if client is None:
+        mean, lower, upper = summaries(values, hdi_prob)
+        counts, rank_sum = rank_counts(values, higher, width, chunk, seed)
 
     order = np.argsort(-mean if higher else mean, kind="stable")
     index = pd.Index([names[i] for i in order], name=unit)

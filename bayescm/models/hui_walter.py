@@ -352,11 +352,15 @@ def _describe_cells(tab: AgreementTable) -> str:
          any("0" in m for _, m in design.blocks)),
         ("verified cases, which contribute the joint probability of their known class and "
          "their results", any(v for v, _ in design.blocks))) if present]
+    verified = any(v for v, _ in design.blocks)
     return (" The data include " + " and ".join(kinds) + "; the cells of each population "
             "observed the same way (a block) are one multinomial. This is the likelihood when "
             "results are missing at random and verification depends only on the observed "
             "results (Little & Rubin 2002); it does not cover results missing because of the "
-            "unobserved class.")
+            "unobserved class." + (
+                " Verification that depends only on the results (e.g. every test-positive "
+                "and a sample of test-negatives) is then corrected for: the joint model has "
+                "no partial verification bias (Begg & Greenes 1983)." if verified else ""))
 
 
 class HuiWalter(Family):

@@ -20,19 +20,25 @@ kind of picture:
   coverage and ROC/PR curves with credible bands (Morais, "A Bayesian approach to
   machine learning model comparison", 2023, Figs. 5, 7-8);
 * :mod:`~bayescm.plots.sensitivity` -- :func:`prior_sensitivity`: each alternative
-  prior's posterior interval next to the baseline's, per parameter (a forest).
+  prior's posterior interval next to the baseline's, per parameter (a forest);
+* :mod:`~bayescm.plots.fairness` -- :func:`disparity`: each slice's metric against the
+  rest (a forest), and :func:`alert_timeline`: a monitored metric per time window with
+  its threshold and first alert.
 """
 
 from bayescm.plots.curves import coverage, curve_bands
 from bayescm.plots.decisions import leaderboard, sample_size_curve
+from bayescm.plots.fairness import alert_timeline, disparity
 from bayescm.plots.pmf import metric_pmf, roc_space_pmf
 from bayescm.plots.posteriors import NO_SKILL, metric_posterior
 from bayescm.plots.sensitivity import prior_sensitivity
 
 __all__ = [
     "NO_SKILL",
+    "alert_timeline",
     "coverage",
     "curve_bands",
+    "disparity",
     "leaderboard",
     "metric_pmf",
     "metric_posterior",
