@@ -147,7 +147,8 @@ def design(cm: Any, factors: Sequence[str], interactions: bool) -> Design:
         blocks.append(Block(INTERACTION, "combination", combos,
                             np.ravel_multi_index(codes, sizes).astype(np.int64)))
     if WINDOW in frame.columns:
-        windows = list(pd.unique(frame[WINDOW].to_numpy()))
+        # Timestamps: datetime64[ns] coords, which survive a netCDF round trip as saved
+        windows = list(pd.Index(pd.unique(frame[WINDOW].to_numpy())))
         window = pd.Index(windows).get_indexer(frame[WINDOW].to_numpy())
     else:
         windows, window = [None], np.zeros(len(frame), dtype=np.int64)

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
@@ -182,7 +183,13 @@ class Groups(Family):
                 (*SAMPLE_DIMS, *dims[f"effect_{b.name}"]), d.effect(draws, b))
         if d.walk:
             ds["effect_window"] = ((*SAMPLE_DIMS, "rate", "window_level"), d.walk_effect(draws))
-            ds = ds.assign_coords(window_level=list(d.windows))
+            # datetime64[ns] (as the slices' own window coordinate): it survives netCDF
+            # unchanged, so a saved fit keeps its content hash
+            windows = pd.Index(d.windows)
+            if isinstance(windows, pd.DatetimeIndex):
+                windows = windows.as_unit("ns")
+            ds = ds.assign_coords(window_level=windows.to_numpy(),
+                                  window_step=windows[1:].to_numpy())
         rate = 1.0 / (1.0 + np.exp(-d.eta(draws)))
         for i, r in enumerate(RATES):
             ds[r] = ((*SAMPLE_DIMS, d.unit), rate[..., i, :])
