@@ -293,40 +293,13 @@ class ConfusionMatrix:
         >>> cm.unit, cm.classifiers, cm.counts.tolist()
         ('slice', ('site=a', 'site=b'), [[1, 1, 0, 1], [1, 0, 1, 0]])
         """
-        from bayescm.slices import is_dask, sum_slices
+        from bayescm.slices import frame_matrix
 
-        listed = [] if groups is None else [groups] if isinstance(groups, str) else list(groups)
-        lazy = is_dask(frame)
-        if not lazy and not isinstance(frame, pd.DataFrame):
-            raise CountsError(f"from_frame needs a pandas DataFrame, got {type(frame).__name__}.")
-        if y_true is not None or y_pred is not None:
-            if y_true is None or y_pred is None:
-                raise CountsError("A frame of predictions needs both y_true= and y_pred= "
-                                  "(the names of the label columns).")
-            _need_columns(frame, [y_true, y_pred, *listed, *([time] if time else [])])
-            return cls.from_predictions(frame[y_true], frame[y_pred], positive=positive,
-                                        classifier=classifier,
-                                        groups={str(g): frame[g] for g in listed} or None,
-                                        time=None if time is None else frame[time],
-                                        window=window)
-        if not lazy and len(frame) == 0:
-            raise CountsError("The DataFrame has no rows.")
+        built = frame_matrix(cls, frame, y_true=y_true, y_pred=y_pred, positive=positive,
+                             classifier=classifier, groups=groups, time=time, window=window)
+        if built is not None:
+            return built
         cols = {str(c).lower(): c for c in frame.columns}
-        missing = [c for c in CELLS if c not in cols]
-        if missing:
-            raise CountsError(
-                f"DataFrame lacks column(s) {missing}; it needs {list(CELLS)} "
-                f"(has {list(frame.columns)}), or name the label columns of a frame of "
-                "predictions with y_true= and y_pred=."
-            )
-        if listed or time is not None or window is not None:
-            _need_columns(frame, [*listed, *([time] if time else [])])
-            table, slices = sum_slices(frame, {c: cols[c] for c in CELLS}, groups=listed,
-                                       time=time, window=window)
-            return cls.from_slices(table, slices)
-        if lazy:
-            raise CountsError("A Dask DataFrame of counts is summed into slices: give groups= "
-                              "(or time= and window=), or .compute() it first.")
         if classifier is not None:
             if classifier not in frame.columns:
                 raise CountsError(f"Column {classifier!r} (classifier names) is not in the frame.")
@@ -409,23 +382,12 @@ class ConfusionMatrix:
         >>> weekly.slices["window"].dt.strftime("%d %b").tolist()
         ['01 Jan', '08 Jan', '15 Jan']
         """
-        from bayescm.slices import count_slices, is_dask
+        from bayescm.slices import sliced_predictions
 
-        if groups is not None or time is not None or window is not None or is_dask(y_true):
-            sliced = groups is not None or time is not None or window is not None
-            if isinstance(y_pred, Mapping):
-                if len(y_pred) != 1 and sliced:
-                    raise CountsError(
-                        f"Slicing takes one classifier's predictions, got {len(y_pred)} "
-                        f"({list(y_pred)}); build one sliced ConfusionMatrix per classifier.")
-                classifier, y_pred = next(iter(y_pred.items())) if len(y_pred) == 1 else (
-                    classifier, y_pred)
-            if not isinstance(y_pred, Mapping):
-                table, slices = count_slices(y_true, y_pred, groups=groups, time=time,
-                                             window=window, positive=positive)
-                if sliced:
-                    return cls.from_slices(table, slices)
-                return cls(*table[0], classifier=classifier or "cm")
+        built = sliced_predictions(cls, y_true, y_pred, positive=positive, classifier=classifier,
+                                   groups=groups, time=time, window=window)
+        if built is not None:
+            return built
         preds = dict(y_pred) if isinstance(y_pred, Mapping) else {classifier or "cm": y_pred}
         truth = _labels(y_true, "y_true")
         for name, p in preds.items():
@@ -592,13 +554,6 @@ class ConfusionMatrix:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
         return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
-
-
-def _need_columns(frame: Any, names: Sequence[Any]) -> None:
-    missing = [c for c in names if c not in frame.columns]
-    if missing:
-        raise CountsError(f"Column(s) {missing} are not in the frame (it has "
-                          f"{list(frame.columns)}).")
 
 
 def _level_values(column: pd.Series) -> np.ndarray:

@@ -110,7 +110,9 @@ def fit(
         NUTS target acceptance rate.  Default 0.9 for bayescm's models: a zero
         cell puts posterior mass at a boundary, which is a long tail on the logit
         scale, and the engines' usual 0.8 then gives occasional spurious
-        divergences.  Other models get the engine's default.
+        divergences.  A family may ask for more (its ``target_accept``: 0.99 for the
+        hierarchical ``groups``, whose scales of few levels curve the posterior).
+        Other models get the engine's default.
 
     Returns
     -------
@@ -172,7 +174,7 @@ def fit(
         used_engine = "exact"
     else:
         if target_accept is None and spec is not None:
-            target_accept = 0.9
+            target_accept = getattr(family, "target_accept", None) or 0.9
         posterior, stats, used_engine = _run_nuts(
             model, family if pristine else None, conj, engine, draws=draws, tune=tune,
             chains=chains, seed=int(seeds[0]), progressbar=progressbar,

@@ -145,6 +145,9 @@ def _stated(prior: Any) -> tuple[str, str]:
         dist = (sps.beta(prior.alpha, prior.beta) if isinstance(prior, Beta)
                 else sps.gamma(prior.alpha, scale=1 / prior.beta))
         return number(dist.mean()), _interval(*dist.ppf([0.025, 0.975]))
+    if hasattr(prior, "scipy"):  # Normal, HalfNormal (bayescm.priors_normal)
+        dist = prior.scipy()
+        return number(dist.mean()), _interval(*dist.ppf([0.025, 0.975]))
     alpha = np.atleast_2d(np.asarray(prior.alpha, dtype=float))
     means, intervals = [], []
     for row in alpha:  # each component's marginal is Beta(a_i, a_0 - a_i)

@@ -320,3 +320,77 @@ def _levels(values: pd.Series) -> list:
         return sorted(uniq.tolist())
     except TypeError:  # mixed types: order of first appearance
         return uniq.tolist()
+
+
+def frame_matrix(cls: type, frame: Any, *, y_true: Any, y_pred: Any, positive: Any,
+                 classifier: Any, groups: Any, time: Any, window: Any) -> Any:
+    """What ``ConfusionMatrix.from_frame`` builds from a frame of predictions or of counts
+    by group; None for a plain pandas frame of counts (checked), its own path."""
+    from bayescm.data import CELLS, CountsError
+
+    listed = [] if groups is None else [groups] if isinstance(groups, str) else list(groups)
+    lazy = is_dask(frame)
+    if not lazy and not isinstance(frame, pd.DataFrame):
+        raise CountsError(f"from_frame needs a pandas DataFrame, got {type(frame).__name__}.")
+    if y_true is not None or y_pred is not None:
+        if y_true is None or y_pred is None:
+            raise CountsError("A frame of predictions needs both y_true= and y_pred= "
+                              "(the names of the label columns).")
+        _need_columns(frame, [y_true, y_pred, *listed, *([time] if time else [])])
+        return cls.from_predictions(frame[y_true], frame[y_pred], positive=positive,
+                                    classifier=classifier,
+                                    groups={str(g): frame[g] for g in listed} or None,
+                                    time=None if time is None else frame[time], window=window)
+    if not lazy and len(frame) == 0:
+        raise CountsError("The DataFrame has no rows.")
+    cols = {str(c).lower(): c for c in frame.columns}
+    missing = [c for c in CELLS if c not in cols]
+    if missing:
+        raise CountsError(
+            f"DataFrame lacks column(s) {missing}; it needs {list(CELLS)} "
+            f"(has {list(frame.columns)}), or name the label columns of a frame of "
+            "predictions with y_true= and y_pred=."
+        )
+    if listed or time is not None or window is not None:
+        _need_columns(frame, [*listed, *([time] if time else [])])
+        table, slices = sum_slices(frame, {c: cols[c] for c in CELLS}, groups=listed,
+                                   time=time, window=window)
+        return cls.from_slices(table, slices)
+    if lazy:
+        raise CountsError("A Dask DataFrame of counts is summed into slices: give groups= "
+                          "(or time= and window=), or .compute() it first.")
+    return None
+
+
+def sliced_predictions(cls: type, y_true: Any, y_pred: Any, *, positive: Any, classifier: Any,
+                       groups: Any, time: Any, window: Any) -> Any:
+    """What ``ConfusionMatrix.from_predictions`` builds with slicing or from Dask inputs;
+    None for in-memory predictions without slicing (its own path)."""
+    from bayescm.data import CountsError
+
+    sliced = groups is not None or time is not None or window is not None
+    if not (sliced or is_dask(y_true)):
+        return None
+    if isinstance(y_pred, Mapping):
+        if len(y_pred) != 1:
+            if sliced:
+                raise CountsError(
+                    f"Slicing takes one classifier's predictions, got {len(y_pred)} "
+                    f"({list(y_pred)}); build one sliced ConfusionMatrix per classifier.")
+            raise CountsError("Dask predictions are counted one classifier at a time; call "
+                              "from_predictions once per classifier.")
+        classifier, y_pred = next(iter(y_pred.items()))
+    table, slices = count_slices(y_true, y_pred, groups=groups, time=time, window=window,
+                                 positive=positive)
+    if sliced:
+        return cls.from_slices(table, slices)
+    return cls(*table[0], classifier=classifier or "cm")
+
+
+def _need_columns(frame: Any, names: list[Any]) -> None:
+    from bayescm.data import CountsError
+
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise CountsError(f"Column(s) {missing} are not in the frame (it has "
+                          f"{list(frame.columns)}).")

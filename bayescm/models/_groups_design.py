@@ -147,9 +147,19 @@ def design(cm: Any, factors: Sequence[str], interactions: bool) -> Design:
         blocks.append(Block(INTERACTION, "combination", combos,
                             np.ravel_multi_index(codes, sizes).astype(np.int64)))
     if WINDOW in frame.columns:
-        windows = list(pd.unique(frame[WINDOW].to_numpy()))
+        # Timestamps: datetime64[ns] coords, which survive a netCDF round trip as saved
+        windows = list(pd.Index(pd.unique(frame[WINDOW].to_numpy())))
         window = pd.Index(windows).get_indexer(frame[WINDOW].to_numpy())
     else:
         windows, window = [None], np.zeros(len(frame), dtype=np.int64)
     return Design(cm.unit, list(cm.classifiers), np.asarray(cm.counts, dtype=float), blocks,
                   windows, np.asarray(window, dtype=np.int64))
+
+
+def spec_design(spec: Any) -> Design:
+    """A built model's design (kept in ``spec.extra``), or rebuilt from its data and
+    options (a spec read from disk has no ``extra``)."""
+    d = spec.extra.get("design") if spec.extra else None
+    if d is None:
+        d = design(spec.data, list(spec.options["factors"]), bool(spec.options["interactions"]))
+    return d

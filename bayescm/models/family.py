@@ -223,6 +223,9 @@ class Family:
     #: Whether ``fit`` adds the ``log_likelihood`` group unasked (latent-class models:
     #: their users choose between dependence structures with ``az.compare``).
     log_likelihood_by_default: ClassVar[bool] = False
+    #: NUTS target acceptance rate ``fit`` uses unless told (None: 0.9); hierarchical
+    #: families whose scales make the posterior curved ask for more.
+    target_accept: ClassVar[float | None] = None
 
     def __init__(self, builder: Callable[..., Any]) -> None:
         if not self.name:

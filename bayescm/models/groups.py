@@ -26,10 +26,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescm.data import CELLS, ConfusionMatrix
-from bayescm.models._groups_design import RATES, Design, design, factors_of
+from bayescm.models._groups_design import RATES, design, factors_of, spec_design
+from bayescm.models._groups_jags import jags_data, jags_inits, jags_monitors, jags_posterior
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
     as_confusion_matrix,
@@ -38,7 +40,14 @@ from bayescm.models._spec import (
     encode_confusion,
     theta_from_rates,
 )
-from bayescm.models.family import Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models.family import (
+    Family,
+    JagsTwin,
+    Kernel,
+    ModelSpec,
+    attach,
+    register_family,
+)
 from bayescm.priors import HalfNormal, Normal
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
@@ -102,7 +111,7 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
     import pytensor.tensor as pt
 
     spec = _specify(cm, factors, interactions, priors)
-    d = _design(spec)
+    d = spec_design(spec)
     prior = spec.priors
     with pm.Model(coords=d.coords() | {"cell": list(CELLS)}) as model:
         counts = counts_data(d.counts.astype(np.int64), (d.unit, "cell"))
@@ -147,27 +156,23 @@ def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
                      extra={"design": d})
 
 
-def _design(spec: ModelSpec) -> Design:
-    """The spec's design (rebuilt from data and options for a spec read from disk)."""
-    d = spec.extra.get("design") if spec.extra else None
-    if d is None:
-        d = design(spec.data, list(spec.options["factors"]), bool(spec.options["interactions"]))
-    return d
-
-
 class Groups(Family):
     """The groups family: partial pooling of the three rates over slices."""
 
     name = "groups"
     default_priors: ClassVar[dict[str, Any]] = {
         "mu": Normal(0, 1.5), "sigma": HalfNormal(1), "tau": HalfNormal(1)}
+    # a scale with few levels leaves a curved ridge (sigma * z fixed by the data) that
+    # NUTS crosses only with small steps: 0.9 gives divergences on ordinary data
+    target_accept = 0.99
+    jags = JagsTwin("groups.jags", jags_data, jags_inits, jags_monitors, jags_posterior)
 
     def parameters(self, spec: ModelSpec) -> list[str]:
-        scales = [n for n in _design(spec).free_names() if n.startswith(("sigma_", "tau"))]
+        scales = [n for n in spec_design(spec).free_names() if n.startswith(("sigma_", "tau"))]
         return ["mu", *scales, *RATES]
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
-        d = _design(spec)
+        d = spec_design(spec)
         # nutpie's trace of a PyMC model also holds the log-scales (``sigma_sex_log__``)
         ds = ds.drop_vars([n for n in ds.data_vars if str(n).endswith("__")])
         ds = ds.drop_dims([k for k in ds.dims if str(k).endswith("__dim_0")])
@@ -178,7 +183,13 @@ class Groups(Family):
                 (*SAMPLE_DIMS, *dims[f"effect_{b.name}"]), d.effect(draws, b))
         if d.walk:
             ds["effect_window"] = ((*SAMPLE_DIMS, "rate", "window_level"), d.walk_effect(draws))
-            ds = ds.assign_coords(window_level=list(d.windows))
+            # datetime64[ns] (as the slices' own window coordinate): it survives netCDF
+            # unchanged, so a saved fit keeps its content hash
+            windows = pd.Index(d.windows)
+            if isinstance(windows, pd.DatetimeIndex):
+                windows = windows.as_unit("ns")
+            ds = ds.assign_coords(window_level=windows.to_numpy(),
+                                  window_step=windows[1:].to_numpy())
         rate = 1.0 / (1.0 + np.exp(-d.eta(draws)))
         for i, r in enumerate(RATES):
             ds[r] = ((*SAMPLE_DIMS, d.unit), rate[..., i, :])
@@ -190,7 +201,7 @@ class Groups(Family):
 
         from bayescm.models import _kernel_groups
 
-        d = _design(spec)
+        d = spec_design(spec)
         counts = d.counts
         # the multinomial coefficients: a constant, kept so the value is PyMC's
         const = float(np.sum(gammaln(counts.sum(-1) + 1)) - np.sum(gammaln(counts + 1)))
@@ -207,7 +218,7 @@ class Groups(Family):
 
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
                     rng: np.random.Generator) -> dict[str, np.ndarray]:
-        d = _design(spec)
+        d = spec_design(spec)
         mu = spec.priors["mu"]
         out = {"mu": rng.normal([p.mu for p in mu], [p.sigma for p in mu], (*size, 3))}
         for name, shape in zip(d.free_names()[1:], d.shapes()[1:], strict=True):
@@ -226,7 +237,7 @@ class Groups(Family):
         return {name: list(RATES) for name in spec.priors}
 
     def describe(self, spec: ModelSpec) -> str:
-        d = _design(spec)
+        d = spec_design(spec)
         parts = [f"an effect per level of {', '.join(b.name for b in d.blocks)}"
                  if d.blocks else "no grouping factors (complete pooling)"]
         if d.walk:
