@@ -117,7 +117,13 @@ HOW = {
 
 
 def read(spec: Any, kind: str | None, name: str) -> Normal | HalfNormal | None:
-    """``spec`` as a Normal or HalfNormal when it is written as one, else None."""
+    """``spec`` as a Normal or HalfNormal when it is written as one, else None.
+
+    Only where such a prior can be meant (``kind`` None, ``"normal"`` or
+    ``"halfnormal"``): elsewhere the caller's own message says what to pass.
+    """
+    if kind not in (None, *HOW):
+        return None
     if isinstance(spec, str):
         head, _, rest = spec.strip().partition(":")
         head = head.lower()
