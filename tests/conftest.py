@@ -54,16 +54,17 @@ def fitted(family: str, sampler: str, draws: int = 1000, seed: int = 11):
     return bcm.fit(builder(cms), sampler=sampler, draws=draws, random_seed=seed)
 
 
-def _load_engines():
-    path = pathlib.Path(__file__).resolve().parents[1] / "tools" / "engines.py"
-    spec = importlib.util.spec_from_file_location("bayescm_test_engines", path)
+def load_script(relative: str, name: str):
+    """A script of the repository (``tools/``, ``benchmarks/``: not packages) as a module."""
+    path = pathlib.Path(__file__).resolve().parents[1] / relative
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
 
-engines = _load_engines()
+engines = load_script("tools/engines.py", "bayescm_test_engines")
 _MISSING = pytest.StashKey[dict]()  # engine name -> node ids skipped or failed
 
 
