@@ -21,25 +21,19 @@ independent data the question a user asks is whether the comparison would make t
 from __future__ import annotations
 
 import functools
-import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_loo_dependence.py"
+from .conftest import load_script
+
 STUDIES = 12
 
 
 @functools.cache
 def bench():
     """The benchmark script as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_loo_dependence", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_loo_dependence.py", "bench_loo_dependence")
 
 
 @pytest.mark.slow
