@@ -29,7 +29,7 @@ import xarray as xr
 from bayescm import draws as draws_mod
 from bayescm import idata as idata_mod
 from bayescm.models.family import ClosedForm, Family
-from bayescm.scheduling import lazy_template, unit_seeds
+from bayescm.scheduling import lazy_template, map_blocks, unit_seeds
 from bayescm.summary_stream import _closed_form, _draw, _take, _unit
 
 __all__ = ["exact_posterior"]
@@ -121,7 +121,7 @@ def exact_posterior(
                                  {"chain": int(chains), "draw": int(draws)},
                                  {"chain": np.arange(chains), "draw": np.arange(draws),
                                   unit: names})
-        post = xr.map_blocks(block, positions, template=template)
+        post = map_blocks(block, positions, template)
     groups = {"posterior": draws_mod.with_metrics(post, keys)}
     if closed.observed is not None:
         groups["observed_data"] = xr.Dataset({"counts": closed.observed})

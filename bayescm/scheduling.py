@@ -131,4 +131,22 @@ def map_metrics(theta: xr.DataArray, unit: str,
                              theta.chunks[theta.dims.index(unit)],
                              {d: theta.sizes[d] for d in ("chain", "draw")},
                              {k: c.values for k, c in theta.coords.items()})
-    return xr.map_blocks(compute, theta, template=template)
+    return map_blocks(compute, theta, template)
+
+
+def map_blocks(func: Callable[[Any], xr.Dataset], obj: xr.DataArray,
+               template: xr.Dataset) -> xr.Dataset:
+    """``xarray.map_blocks(func, obj, template=template)`` with ``func`` in the key names.
+
+    xarray names the blocks after ``obj`` and the keyword arguments only, not after
+    ``func``: two calls on the same ``obj`` whose functions differ only in a
+    ``partial``'s arguments (draws per chain, metrics, the data of another matrix
+    with as many units) would share Dask keys, and a cluster that still holds one
+    call's blocks would hand them to the other.  Passing ``func`` as a keyword puts
+    its token (deterministic: its arguments' values) into every key.
+    """
+    return xr.map_blocks(_apply, obj, kwargs={"func": func}, template=template)
+
+
+def _apply(block: xr.DataArray, *, func: Callable[[Any], xr.Dataset]) -> xr.Dataset:
+    return func(block)

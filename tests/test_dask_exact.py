@@ -98,6 +98,22 @@ def test_lazy_exact_posterior_has_the_closed_form_marginals(client) -> None:
     assert np.all(np.abs(got - mean) <= 5 * sd / np.sqrt(2000))
 
 
+def test_lazy_calls_that_differ_only_in_settings_do_not_share_blocks(client) -> None:
+    # xarray names map_blocks keys after the input and kwargs, not the function: the
+    # same positions with other chains, metrics or data must still get their own keys
+    # (the cluster keeps the first call's blocks while the second is submitted)
+    swapped = np.stack([SLICED.cell(c) for c in ("fn", "tp", "tn", "fp")], axis=1)
+    other = bcm.ConfusionMatrix.from_slices(swapped, SLICED.slices)
+    calls = [(SLICED, 2, ["tpr"]), (SLICED, 4, ["tpr"]), (SLICED, 4, ["mcc"]), (other, 4, ["mcc"])]
+    lazy = [bcm.exact_posterior(d, draws=50, chains=c, metrics=m, random_seed=1, chunk=3)
+            for d, c, m in calls]
+    kept = [x.posterior.to_dataset().persist() for x in lazy]  # all in the cluster at once
+    for (data, chains, metrics), got in zip(calls, kept, strict=True):
+        want = bcm.exact_posterior(data, draws=50, chains=chains, metrics=metrics,
+                                   random_seed=1)
+        xr.testing.assert_identical(got.compute(), want.posterior.to_dataset())
+
+
 def _same_board(a, b) -> None:
     pd.testing.assert_frame_equal(a.summary, b.summary, check_exact=True)
     pd.testing.assert_frame_equal(a.rank_probabilities, b.rank_probabilities, check_exact=True)
