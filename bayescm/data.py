@@ -84,7 +84,7 @@ class ConfusionMatrix:
     2
     """
 
-    __slots__ = ("_counts", "_names", "_slices", "_unit")
+    __slots__ = ("_classifier", "_counts", "_names", "_slices", "_unit")
 
     def __init__(self, tp: Any, fn: Any, fp: Any, tn: Any, *, classifier: Any = None) -> None:
         if isinstance(classifier, str):
@@ -94,15 +94,30 @@ class ConfusionMatrix:
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_unit", "classifier")
         object.__setattr__(self, "_slices", None)
+        object.__setattr__(self, "_classifier", None)
 
     @classmethod
-    def from_slices(cls, counts: Any, slices: pd.DataFrame) -> ConfusionMatrix:
+    def from_slices(cls, counts: Any, slices: pd.DataFrame, *,
+                    classifier: str | None = None) -> ConfusionMatrix:
         """A sliced batch from counts ``(n_slices, 4)`` and its slices frame.
 
         ``slices`` is indexed by the slice labels (unique strings) with one column
         per level (group factors, ``window``); empty slices (all counts zero) are
-        allowed and flagged by :attr:`empty`.
+        allowed and flagged by :attr:`empty`.  ``classifier`` names the classifier
+        whose predictions were sliced (kept as :attr:`classifier`).
+
+        Examples
+        --------
+        >>> import pandas as pd, bayescm as bcm
+        >>> levels = pd.DataFrame({"site": ["a", "b"]}, index=["site=a", "site=b"])
+        >>> cm = bcm.ConfusionMatrix.from_slices([[3, 1, 0, 4], [0, 0, 0, 0]], levels,
+        ...                                      classifier="model A")
+        >>> cm.classifier, cm.empty.tolist()
+        ('model A', [False, True])
         """
+        if classifier is not None and not isinstance(classifier, str):
+            raise CountsError(f"classifier= names the sliced classifier with a string, got "
+                              f"{classifier!r}.")
         if not isinstance(slices, pd.DataFrame):
             raise CountsError(f"slices must be a pandas DataFrame, got {type(slices).__name__}.")
         arr = np.asarray(counts)
@@ -115,7 +130,7 @@ class ConfusionMatrix:
         frame = slices.copy()
         frame.index = pd.Index(names, name="slice")
         for name, value in (("_counts", values), ("_names", names), ("_unit", "slice"),
-                            ("_slices", frame)):
+                            ("_slices", frame), ("_classifier", classifier)):
             object.__setattr__(self, name, value)
         return self
 
@@ -123,7 +138,9 @@ class ConfusionMatrix:
         raise AttributeError("ConfusionMatrix is immutable; build a new one instead.")
 
     def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
-        # pickle (a Dask task shipping a batch to a worker) restores the slots
+        # pickle (a Dask task shipping a batch to a worker) restores the slots; a
+        # matrix pickled before slices recorded their classifier has none
+        object.__setattr__(self, "_classifier", None)
         for name, value in state[1].items():
             object.__setattr__(self, name, value)
 
@@ -153,13 +170,16 @@ class ConfusionMatrix:
         Counts by group: ``groups`` (a column name or a list of them), ``time`` and
         ``window`` sum the rows' counts into slices (several rows per slice are
         added up, e.g. daily counts into weekly windows), as :meth:`from_predictions`
-        would have counted the underlying cases.
+        would have counted the underlying cases.  ``classifier``, a column, must then
+        hold one name (the sliced matrix keeps it as :attr:`classifier`): the counts
+        of several classifiers are never added together.
 
         Predictions: ``y_true`` and ``y_pred`` name the label columns, one row per
         case; ``groups`` (a column name or a list of them), ``time`` (a datetime
         column) and ``window`` slice the cases as in :meth:`from_predictions`.  The
         frame may be a Dask DataFrame (counted by one groupby on the current Dask
-        scheduler; the rows are never gathered).
+        scheduler; the rows are never gathered).  ``classifier`` is then the name of
+        the classifier (kept by a sliced matrix as :attr:`classifier`).
 
         Examples
         --------
@@ -214,7 +234,8 @@ class ConfusionMatrix:
             The label that counts as positive.  May be omitted when the labels are
             ``{0, 1}`` or ``{False, True}``.
         classifier
-            Name of a single classifier.
+            Name of a single classifier; a sliced matrix keeps it as :attr:`classifier`
+            (so does a mapping ``{name: predictions}`` of one classifier).
         groups
             Slice the cases by group: one array/Series of group values (named by
             the Series' name, else ``"group"``) or a mapping ``factor name ->
@@ -314,6 +335,14 @@ class ConfusionMatrix:
         return None if self._slices is None else self._slices.copy()
 
     @property
+    def classifier(self) -> str | None:
+        """The classifier a sliced matrix counts the predictions of (None when not
+        given); for an unsliced matrix of one classifier its name, for a batch None."""
+        if self._slices is None:
+            return self._names[0] if len(self._names) == 1 else None
+        return self._classifier
+
+    @property
     def empty(self) -> np.ndarray:
         """Per unit: True where every count is zero (an empty slice, kept and flagged)."""
         return self.n == 0
@@ -372,7 +401,8 @@ class ConfusionMatrix:
         """
         idx = np.asarray(positions, dtype=int)
         if self._slices is not None:
-            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx])
+            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx],
+                                               classifier=self._classifier)
         return ConfusionMatrix(*self._counts[idx].T, classifier=[self._names[i] for i in idx])
 
     def __len__(self) -> int:
@@ -394,6 +424,7 @@ class ConfusionMatrix:
             isinstance(other, ConfusionMatrix)
             and self._names == other._names
             and self._unit == other._unit
+            and self._classifier == other._classifier
             and np.array_equal(self._counts, other._counts)
             and (self._slices is None or self._slices.equals(other._slices))
         )
@@ -406,14 +437,16 @@ class ConfusionMatrix:
 
         A sliced matrix carries one non-dimension coordinate per level on dim
         ``slice`` (so it can be written to netCDF; ``da.set_index(slice=[...])``
-        makes them a pandas MultiIndex).
+        makes them a pandas MultiIndex), and the name of the sliced classifier, when
+        recorded, in ``attrs["classifier"]``.
         """
         coords: dict[str, Any] = {self._unit: list(self._names), "cell": list(CELLS)}
         if self._slices is not None:
             coords.update({str(c): (self._unit, _level_values(self._slices[c]))
                            for c in self._slices.columns})
+        attrs = {} if self._classifier is None else {"classifier": self._classifier}
         return xr.DataArray(self._counts, dims=(self._unit, "cell"), coords=coords,
-                            name="counts")
+                            name="counts", attrs=attrs)
 
     def to_frame(self) -> pd.DataFrame:
         """Counts as a DataFrame, one row per unit, columns ``tp, fn, fp, tn``.
@@ -434,7 +467,8 @@ class ConfusionMatrix:
         if len(self) == 1 and self._slices is None:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
-        return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
+        of = "" if self._classifier is None else f" of classifier {self._classifier!r}"
+        return f"ConfusionMatrix({len(self)} {self._unit}s{of})\n{self.to_frame()}"
 
 
 def _level_values(column: pd.Series) -> np.ndarray:
