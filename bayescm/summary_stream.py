@@ -140,6 +140,10 @@ def summary_exact(
     out = pd.concat(frames)
     out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
                      model=closed.spec.family, draws=draws * chains)
+    to_xarray = getattr(closed.spec.data, "to_xarray", None)
+    recorded = {} if to_xarray is None else to_xarray().attrs
+    if "classifier" in recorded:  # a sliced matrix's classifier, as in bcm.summary's attrs
+        out.attrs["classifier"] = recorded["classifier"]
     return out
 
 

@@ -311,6 +311,7 @@ def test_a_sliced_matrix_keeps_its_classifier_through_pickle_save_and_load(tmp_p
     idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=1, draws=100,
                     chains=2)
     assert bcm.summary(idata, metrics=["tpr"]).attrs["classifier"] == "model A"
+    assert bcm.summary_exact(cm, metrics=["tpr"], draws=100).attrs["classifier"] == "model A"
     assert "classifier" not in bcm.summary(
         bcm.fit(bcm.models.three_beta(unnamed), sampler="exact", random_seed=1, draws=100,
                 chains=2), metrics=["tpr"]).attrs
