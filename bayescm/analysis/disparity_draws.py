@@ -28,11 +28,25 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.pooling import GROUP, Groups, SlicedFit, is_identity, rest_theta
-from bayescm.analysis.slice_blocks import blocks_of, compute_blocks, on_dask, pooled_chunks
+from bayescm.analysis.pooling import (
+    GROUP,
+    Groups,
+    SlicedFit,
+    group_sums,
+    is_identity,
+    rest_theta,
+)
+from bayescm.analysis.slice_blocks import (
+    blocks_of,
+    compute_blocks,
+    on_dask,
+    over_draws,
+    pooled_chunks,
+)
 from bayescm.data import CELLS
 from bayescm.scheduling import is_lazy
 
@@ -151,21 +165,38 @@ def _by_slice_blocks(fit: SlicedFit, plan: Plan, client: object, values: np.ndar
         values[sl, ch, dr] = value.transpose(2, 0, 1)
         if other is not None:
             versus[sl, ch, dr] = other.transpose(2, 0, 1)
-        np.fmin(lo[:, ch, dr], low, out=lo[:, ch, dr])  # fmin: NaN (no value yet) loses
-        np.fmax(hi[:, ch, dr], high, out=hi[:, ch, dr])
+        # fmin/fmax: NaN (no value yet, or a block of empty slices only) loses
+        np.fmin(lo[:, ch, dr], low.transpose(2, 0, 1), out=lo[:, ch, dr])
+        np.fmax(hi[:, ch, dr], high.transpose(2, 0, 1), out=hi[:, ch, dr])
 
 
 def _block_total(block: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_s n_s\\theta_s` over a block's slices, per draw."""
-    full = n > 0
-    return np.where(full[:, None], np.asarray(block) * n[:, None], 0.0).sum(axis=-2)
+    r""":math:`\sum_s n_s\theta_s` over a block's slices, per draw."""
+    return over_draws(_total, block, fixed=(n,))[0]
+
+
+def _total(theta: np.ndarray, n: np.ndarray) -> tuple[np.ndarray]:
+    return (group_sums(theta, n, Groups(np.arange(len(n)), _frame(n))).sum(axis=-2),)
 
 
 def _block_measures(block: np.ndarray, n: np.ndarray, total: np.ndarray | None, plan: Plan
-                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
-    """:func:`_chunk` of a block of slices (each its own group)."""
-    theta = np.asarray(block)
+                    ) -> tuple[np.ndarray | None, ...]:
+    """:func:`_chunk` of a block of slices (each its own group), per chunk of draws:
+    values, versus, min and max with the draws first."""
+    return over_draws(_slice_measures, block, total, fixed=(n, plan))
+
+
+def _slice_measures(theta: np.ndarray, total: np.ndarray | None, n: np.ndarray, plan: Plan
+                    ) -> tuple[np.ndarray | None, ...]:
     full = n > 0
     pooled = np.where(full[:, None], theta, np.nan)
-    sums = np.where(full[:, None], theta * n[:, None], 0.0) if total is not None else None
-    return _chunk(pooled, sums, total, plan, n_g=n)
+    sums = None
+    if total is not None:
+        sums = group_sums(theta, n, Groups(np.arange(len(n)), _frame(n)))
+    value, versus, lo, hi = _chunk(pooled, sums, total, plan, n_g=n)
+    return value, versus, lo.T, hi.T
+
+
+def _frame(n: np.ndarray) -> pd.DataFrame:
+    """The groups of a block of slices, each its own (what :func:`group_sums` reads)."""
+    return pd.DataFrame({"n": n, "empty": n == 0})

@@ -174,7 +174,11 @@ def group_sums(theta: np.ndarray, n: np.ndarray, groups: Groups) -> np.ndarray:
         return np.where(full[:, None], theta * n[:, None], 0.0)
     keep = np.flatnonzero(full)
     order = keep[np.argsort(groups.codes[keep], kind="stable")]
-    weighted = theta[..., order, :] * n[order, None]
+    if np.array_equal(order, np.arange(len(n))):  # slices already in group order
+        weighted = theta * n[:, None]
+    else:  # one copy, weighted in place
+        weighted = theta[..., order, :]
+        weighted *= n[order, None]
     codes = groups.codes[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     out = np.zeros((*theta.shape[:-2], len(groups.frame), theta.shape[-1]))

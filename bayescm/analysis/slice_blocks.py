@@ -29,7 +29,7 @@ from bayescm.analysis.pooling import Groups, SlicedFit, group_sums, pooled_theta
 from bayescm.scheduling import is_lazy
 
 __all__ = ["BLOCK_BYTES", "CHUNK_BYTES", "auto_chunk", "blocks_of", "compute_blocks",
-           "draw_chunks", "lazy_group_sums", "on_dask", "pooled_chunks"]
+           "draw_chunks", "lazy_group_sums", "on_dask", "over_draws", "pooled_chunks"]
 
 CHUNK_BYTES = 16e6
 """Bytes of one chunk of :math:`\\theta` (a few temporaries of this size are alive)."""
@@ -102,26 +102,62 @@ def lazy_group_sums(theta: Any, n: np.ndarray, groups: Groups, client: Any) -> n
     of a Dask array ``theta`` (chain, draw, slice, cell), block by block.
 
     Each block of slices is summed into its groups where it lies (:func:`group_sums`
-    on the block's slices) and dropped; the blocks' sums are added here in block order.
-    Memory: one ``chain × draw × group × 4`` array here and per block in flight.
+    on the block's slices) and dropped; the blocks' sums are added pairwise in a fixed
+    tree on the cluster (the same numbers whatever order the blocks finish in), so a
+    worker holds a few ``chain × draw × group × 4`` arrays and this process one.
     """
-    blocks = blocks_of(theta)
-    out = np.zeros((*theta.shape[:2], len(groups.frame), 4))
-    args = [(blk, n[where[2]], Groups(groups.codes[where[2]], groups.frame))
-            for blk, where in blocks]
-    parts: dict[int, np.ndarray] = {}
-    done = 0
-    for i, part in compute_blocks(_block_sums, args, client):
-        parts[i] = part
-        while done in parts:  # in block order, whatever order they finish in
-            ch, dr, _ = blocks[done][1]
-            out[ch, dr] += parts.pop(done)
-            done += 1
+    import dask
+
+    trees: dict[tuple[int, int], list[Any]] = {}  # per (chains, draws) of the blocks
+    where: dict[tuple[int, int], tuple[slice, slice]] = {}
+    for blk, (ch, dr, sl) in blocks_of(theta):
+        part = dask.delayed(_block_sums, pure=False)(
+            blk, n[sl], Groups(groups.codes[sl], groups.frame))
+        trees.setdefault((ch.start, dr.start), []).append(part)
+        where[ch.start, dr.start] = (ch, dr)
+    for level in trees.values():
+        while len(level) > 1:
+            pairs = [dask.delayed(np.add, pure=False)(*level[i:i + 2]) if i + 1 < len(level)
+                     else level[i] for i in range(0, len(level), 2)]
+            level[:] = pairs
+    out = np.empty((*theta.shape[:2], len(groups.frame), 4))
+    keys = list(trees)
+    for i, total in compute_blocks(_same, [(trees[k][0],) for k in keys], client):
+        out[where[keys[i]]] = total
     return out
 
 
+def _same(x: np.ndarray) -> np.ndarray:
+    return x
+
+
 def _block_sums(block: np.ndarray, n: np.ndarray, groups: Groups) -> np.ndarray:
-    return group_sums(np.asarray(block), n, groups)
+    return over_draws(_sums, block, fixed=(n, groups))[0]
+
+
+def _sums(theta: np.ndarray, n: np.ndarray, groups: Groups) -> tuple[np.ndarray]:
+    return (group_sums(theta, n, groups),)
+
+
+def over_draws(func: Callable[..., tuple], block: Any, *per_draw: np.ndarray | None,
+               fixed: tuple = ()) -> tuple[np.ndarray | None, ...]:
+    """``func(theta, *per_draw, *fixed)`` on a block (chain, draw, slice, cell) a chunk
+    of draws at a time, so a large block (all draws of its slices) makes temporaries
+    of :data:`CHUNK_BYTES` only.  ``per_draw`` arrays (chain, draw, ...) are cut like
+    the block; ``func`` returns arrays (draws, ...) or None, stacked back here."""
+    theta = np.asarray(block)
+    chains, draws, slices = theta.shape[:3]
+    out: list[np.ndarray | None] | None = None
+    for ch, dr in draw_chunks(chains, draws, auto_chunk(None, slices * 4)):
+        got = func(theta[ch, dr], *(None if a is None else a[ch, dr] for a in per_draw),
+                   *fixed)
+        if out is None:
+            out = [None if g is None else np.empty((chains, draws, *g.shape[1:]), g.dtype)
+                   for g in got]
+        for o, g in zip(out, got, strict=True):
+            if o is not None:
+                o[ch, dr] = g
+    return tuple(out or ())
 
 
 def on_dask(fit: SlicedFit, client: Any) -> SlicedFit:
