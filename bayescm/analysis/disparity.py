@@ -24,7 +24,10 @@ groups:
 The last two follow fairlearn's ``equalized_odds_difference`` and
 ``demographic_parity_difference`` (``method="between_groups"``): on plug-in
 proportions in place of :math:`\theta` they are the same numbers (tested).
-Every metric is computed from :math:`\theta` by :mod:`bayescm.metrics`.
+Every metric is computed from :math:`\theta` by :mod:`bayescm.metrics`, a chunk of
+draws at a time or, for a posterior on Dask, block by block of slices where the
+blocks are (:mod:`bayescm.analysis.disparity_draws`): memory is the result plus a
+chunk, never a copy of the posterior.
 """
 
 from __future__ import annotations
