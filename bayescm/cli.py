@@ -443,22 +443,24 @@ def _app(args: argparse.Namespace) -> int:
         return 2
     from bayescm.app.server import free_port, serve
 
-    port = args.port or free_port(args.host if args.host not in {"0.0.0.0", "::"} else "")
-    server = serve(port=port, host=args.host, show=args.show, threaded=True)
-    shown = "127.0.0.1" if args.host in {"0.0.0.0", "::"} else args.host
-    print(f"bayescm app: serving on http://{shown}:{port}/ (Ctrl+C stops it)", flush=True)
-
     def interrupt(*_: Any) -> None:  # `kill` (SIGTERM) stops it as Ctrl+C does
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, interrupt)
+    port = args.port or free_port(args.host if args.host not in {"0.0.0.0", "::"} else "")
+    shown = "127.0.0.1" if args.host in {"0.0.0.0", "::"} else args.host
+    server = None
     try:
+        # before the address is printed: whoever read it may stop the server at once
+        signal.signal(signal.SIGTERM, interrupt)
+        server = serve(port=port, host=args.host, show=args.show, threaded=True)
+        print(f"bayescm app: serving on http://{shown}:{port}/ (Ctrl+C stops it)", flush=True)
         while server.is_alive():
             server.join(0.5)
     except KeyboardInterrupt:
         pass
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
     return 0
 
 
