@@ -49,6 +49,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
     browser_tools = load_script("tools/browser.py", "bayescm_test_browser")
     profile = tmp_path_factory.mktemp("chromium-profile")
+    from playwright.sync_api import expect
+
+    # expect() has its own default (5 s): a loaded machine needs the same as the rest
+    expect.set_options(timeout=TIMEOUT_MS)
     with browser_tools.chromium(profile) as context:
         context.set_default_timeout(TIMEOUT_MS)
         yield context
