@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo engines test test-all lint bench clean
+.PHONY: demo engines test test-all lint bench app clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,19 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/bayescm demo --out demo-output
+
+# The web app: installs the [app] extra (Panel) and serves http://127.0.0.1:5006/ until
+# Ctrl+C (`make app PORT=8000 HOST=0.0.0.0` to choose).
+PORT ?= 5006
+HOST ?= 127.0.0.1
+$(VENV)/.installed-app: pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[app]"
+	touch $@
+
+app: $(VENV)/.installed-app
+	$(BIN)/bayescm app --port $(PORT) --host $(HOST)
 
 # System engines the tests use (tools/engines.py: JAGS): installed with apt-get when run
 # as root, otherwise their tests are skipped with a closing line saying how to install them

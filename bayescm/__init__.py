@@ -23,9 +23,11 @@ _quiet.install()
 
 __version__ = "0.1.0"
 
-# The data types, and ``summary`` and ``report``, whose names are also their modules'
-# (importing the module bayescm.summary would otherwise set bcm.summary to the module),
-# are imported now: NumPy, pandas and xarray only.
+# The data types, and ``summary``, ``report`` and ``app``, whose names are also their
+# modules' (importing the module bayescm.summary would otherwise set bcm.summary to the
+# module), are imported now: NumPy, pandas and xarray only (bayescm.app loads Panel
+# only when called).
+from bayescm.app import app  # noqa: E402
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
 from bayescm.report import report  # noqa: E402
@@ -69,6 +71,7 @@ __all__ = [
     "PriorError",
     "__version__",
     "analysis",
+    "app",
     "check_convergence",
     "curves",
     "datasets",

@@ -4,7 +4,8 @@
 (``--json`` for machine-readable output); ``bayescm summarize --matrix
 'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'`` or ``--csv predictions.csv`` does the same
 for a K-class confusion matrix; ``bayescm demo`` runs the main job on the built-in
-literature collection and writes its results.  ``--draws`` means draws per chain in
+literature collection and writes its results; ``bayescm app`` serves the web app
+(needs the ``[app]`` extra) and prints its address.  ``--draws`` means draws per chain in
 every subcommand, as in :func:`bayescm.fit`.
 """
 
@@ -14,6 +15,7 @@ import argparse
 import inspect
 import json
 import math
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -133,6 +135,14 @@ def _build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--seed", type=int, default=1)
+
+    a = sub.add_parser("app", help="serve the web app and print its address",
+                       description="Serve the web app (Panel) until Ctrl+C; open the printed "
+                                   "address in a browser.")
+    a.add_argument("--port", type=int, default=5006, help="TCP port (0: any free one)")
+    a.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    a.add_argument("--show", action="store_true", help="open it in the default browser")
     return parser
 
 
@@ -143,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _summarize(args)
         if args.command == "unlabeled":
             return _unlabeled(args)
+        if args.command == "app":
+            return _app(args)
         return _demo(args)
     except (ValueError, KeyError, OSError) as err:  # OSError: a file that cannot be read
         msg = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
@@ -249,13 +261,13 @@ def _summarize_input(args: argparse.Namespace) -> Any:
                          labels=args.labels)
 
 
-def parse_matrix(text: str) -> tuple[list[str], list[list[float]]]:
+def parse_matrix(text: str, *, what: str = "--matrix") -> tuple[list[str], list[list[float]]]:
     """Read ``'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'``: labels, then rows of counts.
 
     Row ``i`` holds the counts of actual class ``labels[i]``, column ``j`` those
     predicted as ``labels[j]``.  Numbers are read as floats so that bayescm's own
     checks name a fractional or negative cell; a matrix that is not square or a
-    count that is not a number is reported here.
+    count that is not a number is reported here; messages name the input ``what``.
 
     Examples
     --------
@@ -266,7 +278,7 @@ def parse_matrix(text: str) -> tuple[list[str], list[list[float]]]:
     labels = [x.strip() for x in parts[0].split(",")]
     if len(parts) < 2 or not all(labels):
         raise ValueError(
-            f"Cannot read --matrix {text!r}: write the class labels, then one row of counts per "
+            f"Cannot read {what} {text!r}: write the class labels, then one row of counts per "
             "actual class, separated by ';', e.g. 'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'.")
     rows = []
     for i, part in enumerate(parts[1:]):
@@ -274,7 +286,7 @@ def parse_matrix(text: str) -> tuple[list[str], list[list[float]]]:
         try:
             rows.append([float(x) for x in cells])
         except ValueError:
-            raise ValueError(f"Row {i + 1} of --matrix ({part!r}, actual class "
+            raise ValueError(f"Row {i + 1} of {what} ({part!r}, actual class "
                              f"{labels[i] if i < len(labels) else '?'}) holds something that "
                              "is not a count.") from None
         if len(cells) != len(labels):
@@ -487,3 +499,32 @@ def _demo(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+
+
+def _app(args: argparse.Namespace) -> int:
+    """Serve the app from a thread, print the address once it listens, wait for Ctrl+C."""
+    import importlib.util
+
+    if importlib.util.find_spec("panel") is None:
+        print("bayescm: error: the web app needs Panel: pip install 'bayescm[app]' "
+              "(or run `make app` in a clone of the repository).", file=sys.stderr)
+        return 2
+    from bayescm.app.server import free_port, serve
+
+    port = args.port or free_port(args.host if args.host not in {"0.0.0.0", "::"} else "")
+    server = serve(port=port, host=args.host, show=args.show, threaded=True)
+    shown = "127.0.0.1" if args.host in {"0.0.0.0", "::"} else args.host
+    print(f"bayescm app: serving on http://{shown}:{port}/ (Ctrl+C stops it)", flush=True)
+
+    def interrupt(*_: Any) -> None:  # `kill` (SIGTERM) stops it as Ctrl+C does
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        while server.is_alive():
+            server.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -65,6 +65,10 @@ def load_script(relative: str, name: str):
 
 
 engines = load_script("tools/engines.py", "bayescm_test_engines")
+
+# the web app's fixtures (an in-process server, one headless Chromium per module)
+from tests.app_support import app_url, browser, open_page  # noqa: E402, F401
+
 _MISSING = pytest.StashKey[dict]()  # engine name -> node ids skipped or failed
 
 

@@ -1,9 +1,10 @@
 """``import bayescm`` and the paths that need no PyMC model stay light (issue 11 item 4).
 
 Each check runs in a fresh interpreter and looks at ``sys.modules``: neither PyMC,
-PyTensor, nutpie nor ArviZ (nor matplotlib) is imported by ``import bayescm``, the
-exact pmfs, the intervals, the curves, the analysis of a ConfusionMatrix or
-``bayescm summarize`` with the exact sampler; building a model imports PyMC.
+PyTensor, nutpie nor ArviZ (nor matplotlib, nor the app's Panel) is imported by
+``import bayescm``, the exact pmfs, the intervals, the curves, the analysis of a
+ConfusionMatrix or ``bayescm summarize`` with the exact sampler; building a model
+imports PyMC.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 
 import pytest
 
-HEAVY = ("pymc", "pytensor", "nutpie", "arviz", "matplotlib")
+HEAVY = ("pymc", "pytensor", "nutpie", "arviz", "matplotlib", "panel", "bokeh")
 
 PRELUDE = """
 import sys, bayescm as bcm
@@ -66,11 +67,11 @@ def test_lazy_names_are_complete() -> None:
 
     assert set(bcm.__all__) == set(bcm._LAZY) | {"__version__", "CELLS", "ConfusionMatrix",
                                                   "CountsError", "PriorError", "summary",
-                                                  "report"}
+                                                  "report", "app"}
     assert set(bcm.__all__) <= set(dir(bcm))
     for name in bcm.__all__:
         assert getattr(bcm, name) is not None
     assert callable(bcm.summary) and callable(bcm.fit) and callable(bcm.save)
-    assert callable(bcm.report)
+    assert callable(bcm.report) and callable(bcm.app)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         bcm.nope  # noqa: B018

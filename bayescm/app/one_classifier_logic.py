@@ -1,0 +1,226 @@
+r"""What the One-classifier page computes, without Panel: inputs in, library results out.
+
+The page's numbers are the library's, for the same input:
+
+* the posterior: ``bcm.fit(model, sampler="exact", draws=DRAWS, chains=4,
+  random_seed=seed)`` of ``three_beta`` (binary, with the page's priors) or
+  ``multiclass_rows`` (K classes, flat priors) -- exact i.i.d. draws of the conjugate
+  posterior, no MCMC;
+* the table: ``bcm.summary(idata, metrics=..., hdi_prob=...)`` (its ``hdi_width`` is
+  Tötsch & Hoffmann's metric uncertainty);
+* worse than guessing: ``bcm.analysis.deception(idata)``, :math:`P(BM < 0 \mid D)`
+  (Powers' informedness; multiclass informedness for K classes);
+* the predictive pmf: ``bcm.exact.metric_pmf`` at the future test set's class sizes;
+* the sample size: ``bcm.analysis.sample_size`` with the matrix as pilot, and the
+  closed-form normal rule ``sample_size_rule`` next to it.
+
+Priors are typed as text: ``beta:a,b``; ``elicit:mode,lower,prob`` (a Beta with that
+mode and :math:`P(X > lower) = prob`, :func:`bayescm.priors.elicit_beta`);
+``elicit_upper:mode,upper,prob`` (:math:`P(X < upper) = prob`); ``pert:min,mode,max``
+(:func:`bayescm.priors.beta_pert`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayescm.data import ConfusionMatrix
+from bayescm.multiclass import MulticlassConfusionMatrix
+
+__all__ = ["EXAMPLE", "Analysis", "analyse", "forest", "matrix", "parse_prior",
+           "predictive", "priors_of", "sample_size", "table_rows"]
+
+# Tötsch & Hoffmann's cocaine-purity classifier (Rodrigues et al. 2013), bcm.datasets.cocaine()
+EXAMPLE = {"tp": 26, "fn": 0, "fp": 2, "tn": 6}
+EXAMPLE_MATRIX = "cat,dog,bird; 50,3,2; 4,40,6; 1,2,30"
+DEFAULT_METRICS = ("tpr", "tnr", "ppv", "npv", "acc", "bm")
+# Draws per chain (4 chains): 20,000 exact draws put an HDI endpoint within about 0.01
+# of its exact value, and take about 0.1 s more than 4,000 (benchmarks/bench_app.py).
+DRAWS = 5000
+RATES = ("prevalence", "tpr", "tnr")
+CLASSIFIER = "your classifier"
+
+
+def matrix(kind: str, *, tp: int = 0, fn: int = 0, fp: int = 0, tn: int = 0,
+           text: str = "") -> ConfusionMatrix | MulticlassConfusionMatrix:
+    """The confusion matrix the page describes: four cells, or a K-class matrix as text.
+
+    ``text`` is the CLI's ``--matrix`` format (``"cat,dog; 5,1; 2,7"``: labels, then
+    one row per actual class) or a block pasted from a spreadsheet: lines are rows,
+    tabs or commas separate cells.  Without a line of labels the classes are 0..K-1.
+
+    Examples
+    --------
+    >>> matrix("multiclass", text="a\\tb\\n5\\t1\\n2\\t7").counts[0].tolist()
+    [[5, 1], [2, 7]]
+    >>> list(matrix("multiclass", text="5,1;2,7").labels)
+    [0, 1]
+    """
+    if kind == "binary":
+        return ConfusionMatrix(tp=tp, fn=fn, fp=fp, tn=tn, classifier=CLASSIFIER)
+    if kind != "multiclass":
+        raise ValueError(f"kind must be 'binary' or 'multiclass', got {kind!r}.")
+    from bayescm.cli import parse_matrix
+
+    rows = [re.split(r"\s*[,\t]\s*", line.strip())
+            for line in re.split(r"[;\n]", text.strip()) if line.strip()]
+    text = "; ".join(",".join(r) for r in rows)
+    first = rows[0] if rows else []
+    numeric = bool(first) and all(re.fullmatch(r"[-+.\deE]+", x) for x in first)
+    if numeric and len(rows) == len(first):  # no line of labels: classes 0..K-1
+        labels, counts = list(range(len(first))), parse_matrix(
+            ",".join(map(str, range(len(first)))) + "; " + text, what="the matrix")[1]
+    else:
+        labels, counts = parse_matrix(text, what="the matrix")
+    return MulticlassConfusionMatrix(counts, labels=labels, classifier=CLASSIFIER)
+
+
+def parse_prior(text: str, name: str) -> Any:
+    """A Beta prior from the page's text (see the module notes); the library's errors.
+
+    Examples
+    --------
+    >>> parse_prior("beta:2,3", "tpr"), parse_prior("pert:0,0.8,1", "tpr")
+    (Beta(2, 3), Beta(4.2, 1.8))
+    """
+    from bayescm import elicitation, priors
+
+    kind, _, rest = text.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind == "beta":
+        return priors.coerce(text.strip(), kind="beta", name=name)
+    try:
+        values = [float(x) for x in rest.split(",")]
+    except ValueError:
+        raise priors.PriorError(f"Cannot read the numbers of the prior of {name} "
+                                f"({text!r}).") from None
+    forms = {"elicit": ("mode", "lower", "prob"), "elicit_upper": ("mode", "upper", "prob"),
+             "pert": ("minimum", "mode", "maximum")}
+    if kind not in forms or len(values) != 3:
+        raise priors.PriorError(
+            f"Cannot read the prior of {name} ({text!r}): write beta:a,b, "
+            "elicit:mode,lower,prob (P(X > lower) = prob), elicit_upper:mode,upper,prob "
+            "or pert:minimum,mode,maximum.")
+    if kind == "pert":
+        return elicitation.beta_pert(*values)
+    return elicitation.elicit_beta(**dict(zip(forms[kind], values, strict=True)))
+
+
+def priors_of(texts: dict[str, str]) -> dict[str, Any]:
+    """``{rate: Beta}`` of the three-Beta model from the page's prior texts."""
+    return {name: parse_prior(text, name) for name, text in texts.items()}
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One input's results: the fit, its summary table and the deception risk."""
+
+    data: ConfusionMatrix | MulticlassConfusionMatrix
+    idata: Any
+    table: pd.DataFrame
+    deception: pd.DataFrame
+    hdi_prob: float
+
+
+def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
+            priors: dict[str, Any] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
+            hdi_prob: float = 0.95, seed: int = 1, draws: int = DRAWS) -> Analysis:
+    """The exact posterior of ``data`` and what the page shows of it.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> a = analyse(bcm.ConfusionMatrix(**EXAMPLE, classifier=CLASSIFIER), metrics=["tnr"])
+    >>> lo, hi = a.table.loc[(CLASSIFIER, "tnr"), ["hdi_lower", "hdi_upper"]]
+    >>> bool(0.40 < lo < 0.46 and 0.93 < hi < 0.97)
+    True
+    """
+    import bayescm as bcm
+
+    if not metrics:
+        raise ValueError("Choose at least one metric.")
+    if isinstance(data, MulticlassConfusionMatrix):
+        model = bcm.models.multiclass_rows(data)
+    else:
+        model = bcm.models.three_beta(data, priors=priors or None)
+    idata = bcm.fit(model, sampler="exact", draws=draws, chains=4, random_seed=seed)
+    table = bcm.summary(idata, metrics=list(metrics), hdi_prob=hdi_prob)
+    return Analysis(data, idata, table, bcm.analysis.deception(idata), hdi_prob)
+
+
+def table_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The summary of one classifier, one row per metric (``tpr[cat]`` for a class).
+
+    Columns ``label``, ``mean``, ``median``, ``hdi_lower``, ``hdi_upper``,
+    ``hdi_width`` (the metric uncertainty) and ``plug_in``; index the row keys.
+    """
+    from bayescm import metrics as registry
+
+    frame = table.droplevel("classifier")
+    keys, labels = [], []
+    for idx in frame.index:
+        cls, metric = idx if isinstance(idx, tuple) else ("", idx)
+        keys.append(f"{metric}[{cls}]" if cls != "" else metric)
+        try:
+            labels.append(registry.get(metric).label)
+        except KeyError:  # multiclass-only keys (f1_macro, ...) live in the other registry
+            labels.append(metric)
+    cols = ["mean", "median", "hdi_lower", "hdi_upper", "hdi_width", "plug_in"]
+    out = frame[cols].copy()
+    out.index = pd.Index(keys, name="metric")
+    out.insert(0, "label", labels)
+    return out
+
+
+def forest(rows: pd.DataFrame, ax: Any, *, hdi_prob: float = 0.95) -> Any:
+    """Each metric's HDI as a line and posterior mean as a dot, one row per metric."""
+    y = np.arange(len(rows))[::-1]
+    ax.hlines(y, rows["hdi_lower"], rows["hdi_upper"], color="C0", lw=2.5)
+    ax.plot(rows["mean"], y, "o", color="C0", ms=5, label="posterior mean")
+    ax.plot(rows["plug_in"], y, "x", color="C3", ms=6, label="plug-in (observed)")
+    ax.set_yticks(y, rows.index)
+    ax.set_xlabel(f"{hdi_prob:.0%} HDI (line), posterior mean (dot)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False,
+              fontsize="small")
+    return ax
+
+
+def predictive(data: ConfusionMatrix, metric: str, n_pos: int, n_neg: int, *,
+               priors: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Exact pmf of ``metric`` on a future test set of ``n_pos`` + ``n_neg`` cases
+    (:func:`bayescm.exact.metric_pmf`, the page's TPR and TNR priors)."""
+    from bayescm import exact
+
+    if not isinstance(data, ConfusionMatrix):
+        raise ValueError("The exact predictive pmf is for a binary confusion matrix; switch "
+                         "to Binary to see it.")
+    rate_priors = {k: v for k, v in (priors or {}).items() if k in ("tpr", "tnr")}
+    frame = exact.metric_pmf(data, metric, n_pos, n_neg, priors=rate_priors or None)
+    return frame.loc[data.classifiers[0]]
+
+
+def pmf_plot(frame: pd.DataFrame, metric: str, ax: Any) -> Any:
+    """Stems of the pmf (values of zero probability left out)."""
+    values = frame["value"].to_numpy(float)
+    probs = frame["probability"].to_numpy(float)
+    shown = np.isfinite(values) & (probs > 0)
+    ax.stem(values[shown], probs[shown], basefmt=" ", markerfmt="C0o")
+    ax.set_xlabel(f"{metric} of the future test set")
+    ax.set_ylabel("probability")
+    return ax
+
+
+def sample_size(data: ConfusionMatrix | MulticlassConfusionMatrix, metric: str,
+                target_width: float, *, assurance: float = 0.95, seed: int = 1) -> Any:
+    """``bcm.analysis.sample_size`` with ``data`` as the pilot study."""
+    from bayescm.analysis import sample_size as plan
+
+    return plan(target_width, metric=metric, pilot=data, assurance=assurance,
+                random_seed=seed)

@@ -1,0 +1,311 @@
+"""The One-classifier page: a confusion matrix in, honest uncertainty out.
+
+Opens with Tötsch & Hoffmann's cocaine-purity classifier filled in (tp=26, fn=0,
+fp=2, tn=6): its TNR, reported as 75%, has a 95% HDI of about 0.43-0.95.  Every edit
+recomputes the exact posterior (:mod:`bayescm.app.one_classifier_logic`); the
+sample-size plan, a simulation of about a second, runs when asked.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import panel as pn
+import param
+
+from bayescm import metrics as registry
+from bayescm.app import one_classifier_logic as logic
+from bayescm.app.downloads import (
+    csv_download,
+    figure_downloads,
+    figure_pane,
+    netcdf_download,
+    new_figure,
+)
+from bayescm.app.errors import ErrorNote
+from bayescm.app.layout import columns, section
+from bayescm.app.registry import Page
+from bayescm.app.state import sync_url
+
+BINARY_METRICS = registry.registry_for(logic.matrix("binary", **logic.EXAMPLE)).names()
+MULTI_METRICS = registry.registry_for(logic.matrix("multiclass", text=logic.EXAMPLE_MATRIX)
+                                      ).names()
+PRIOR_HELP = ("beta:a,b &middot; elicit:mode,lower,prob (P(rate &gt; lower) = prob) &middot; "
+              "elicit_upper:mode,upper,prob &middot; pert:min,mode,max")
+
+
+class State(param.Parameterized):
+    """Everything a reader can change; all of it is kept in the URL."""
+
+    kind = param.Selector(default="binary", objects=["binary", "multiclass"])
+    tp = param.Integer(logic.EXAMPLE["tp"])
+    fn = param.Integer(logic.EXAMPLE["fn"])
+    fp = param.Integer(logic.EXAMPLE["fp"])
+    tn = param.Integer(logic.EXAMPLE["tn"])
+    matrix = param.String(logic.EXAMPLE_MATRIX)
+    metrics = param.List(list(logic.DEFAULT_METRICS))
+    hdi = param.Number(0.95, bounds=(0.5, 0.999))
+    prior_prevalence = param.String("beta:1,1")
+    prior_tpr = param.String("beta:1,1")
+    prior_tnr = param.String("beta:1,1")
+    pmf_metric = param.String("acc")
+    pmf_pos = param.Integer(logic.EXAMPLE["tp"] + logic.EXAMPLE["fn"])
+    pmf_neg = param.Integer(logic.EXAMPLE["fp"] + logic.EXAMPLE["tn"])
+    ss_metric = param.String("tnr")
+    ss_width = param.Number(0.2)
+    seed = param.Integer(1)
+
+
+def _fmt(x: float) -> str:
+    return "–" if x != x else f"{x:.3f}"  # NaN: undefined
+
+
+def _slug(key: str) -> str:
+    return key.replace("[", "-").replace("]", "").replace(" ", "_")
+
+
+def results_html(rows: Any, hdi_prob: float) -> str:
+    """The summary table as HTML; each number has ``data-testid="<metric>-<column>"``."""
+    head = ("<tr><th>metric</th><th>mean</th>"
+            f"<th>{hdi_prob:.0%} HDI</th><th title='metric uncertainty: the HDI width'>"
+            "width</th><th class='obs' title='plug-in value of the observed counts'>"
+            "observed</th></tr>")
+    body = []
+    for key, r in rows.iterrows():
+        s = _slug(key)
+
+        def cell(col: str, r=r, s=s) -> str:
+            return f'<span data-testid="{s}-{col.replace("_", "-")}">{_fmt(r[col])}</span>'
+
+        body.append(
+            f'<tr><td title="{html.escape(r["label"])}">{html.escape(key)}</td>'
+            f'<td>{cell("mean")}</td><td>{cell("hdi_lower")} – {cell("hdi_upper")}</td>'
+            f'<td>{cell("hdi_width")}</td><td class="obs">{cell("plug_in")}</td></tr>')
+    # on a phone the observed (plug-in) column gives way: the rest fits in 390 px
+    style = ("<style>.bcm-table{border-collapse:collapse;font-family:system-ui,sans-serif;"
+             "width:100%;font-size:0.92em}.bcm-table td,.bcm-table th{padding:3px 4px;"
+             "border-bottom:1px solid #eee;text-align:right;white-space:nowrap}"
+             ".bcm-table td:first-child,.bcm-table th:first-child{text-align:left;"
+             "white-space:normal}@media (max-width:480px){.bcm-table .obs{display:none}}"
+             "</style>")
+    return f'{style}<table class="bcm-table">{head}{"".join(body)}</table>'
+
+
+class OneClassifier:
+    """The page for one browser session."""
+
+    def __init__(self) -> None:
+        self.state = State()
+        self.analysis: logic.Analysis | None = None
+        self.pmf_frame: Any = None
+        self.figures: dict[str, Any] = {}
+        self.url_note = ErrorNote("url")
+        sync_url(self.state, on_error=lambda msgs: self.url_note.show(" ".join(msgs)))
+        self.notes = {n: ErrorNote(n) for n in ("matrix", "metrics", "priors", "pmf",
+                                                 "sample-size")}
+        self._widgets()
+        self.panel_outputs = self.outputs()
+        self.state.param.watch(self.update, ["kind", "tp", "fn", "fp", "tn", "matrix",
+                                             "metrics", "hdi", "prior_prevalence",
+                                             "prior_tpr", "prior_tnr", "seed"])
+        self.state.param.watch(self.update_pmf, ["pmf_metric", "pmf_pos", "pmf_neg"])
+        self.state.param.watch(self.update_rule, ["ss_metric", "ss_width"])
+        self.update()
+
+    # -- inputs --------------------------------------------------------------------------
+    def _widgets(self) -> None:
+        s = self.state
+        self.kind = pn.widgets.RadioButtonGroup.from_param(
+            s.param.kind, options={"Binary": "binary", "K classes": "multiclass"},
+            css_classes=["bcm-kind"])
+        cells = {c: pn.widgets.IntInput.from_param(s.param[c], label=c, css_classes=[f"bcm-{c}"],
+                                                   sizing_mode="stretch_width")
+                 for c in ("tp", "fn", "fp", "tn")}
+        label = {"tp": "actual + / predicted +", "fn": "actual + / predicted −",
+                 "fp": "actual − / predicted +", "tn": "actual − / predicted −"}
+        for c, w in cells.items():
+            w.label = f"{c} ({label[c]})"
+        self.binary = pn.GridBox(*cells.values(), ncols=2, sizing_mode="stretch_width")
+        self.text = pn.widgets.TextAreaInput.from_param(
+            s.param.matrix, label="K-class matrix: labels, then one row per actual class "
+            "(paste from a spreadsheet, or ';' between rows)", css_classes=["bcm-matrix"],
+            height=110, sizing_mode="stretch_width")
+        self.metric_box = pn.widgets.MultiChoice.from_param(
+            s.param.metrics, label="Metrics", options=list(BINARY_METRICS),
+            css_classes=["bcm-metrics"], sizing_mode="stretch_width")
+        self.hdi = pn.widgets.FloatInput.from_param(s.param.hdi, label="HDI mass", step=0.01,
+                                                    css_classes=["bcm-hdi"], width=120)
+        self.priors = [pn.widgets.TextInput.from_param(s.param[f"prior_{r}"], label=f"{r} prior",
+                                                       css_classes=[f"bcm-prior-{r}"],
+                                                       sizing_mode="stretch_width")
+                       for r in logic.RATES]
+        self.prior_text = pn.pane.HTML("", sizing_mode="stretch_width")
+
+    def inputs(self) -> Any:
+        priors = pn.Column(
+            pn.pane.HTML(f"<small>{PRIOR_HELP}</small>", sizing_mode="stretch_width"),
+            pn.FlexBox(*[pn.Column(p, styles={"flex": "1 1 160px"}) for p in self.priors]),
+            self.prior_text, self.notes["priors"], sizing_mode="stretch_width")
+        matrix = pn.Column(self.kind, self.binary, self.text, self.notes["matrix"],
+                           sizing_mode="stretch_width")
+        return pn.Column(
+            self.url_note,
+            section("Confusion matrix", matrix),
+            section("Metrics", pn.Row(self.metric_box, self.hdi, sizing_mode="stretch_width"),
+                    self.notes["metrics"]),
+            section("Priors (binary: three-Beta model)", priors),
+            sizing_mode="stretch_width")
+
+    # -- results -------------------------------------------------------------------------
+    def update(self, *_events: Any) -> None:
+        s = self.state
+        binary = s.kind == "binary"
+        self.binary.visible, self.text.visible = binary, not binary
+        self.metric_box.options = list(BINARY_METRICS if binary else MULTI_METRICS)
+        for p in self.priors:
+            p.disabled = not binary
+        data = self.notes["matrix"].run(lambda: logic.matrix(
+            s.kind, tp=s.tp, fn=s.fn, fp=s.fp, tn=s.tn, text=s.matrix))
+        priors = self.notes["priors"].run(lambda: logic.priors_of(
+            {r: getattr(s, f"prior_{r}") for r in logic.RATES})) if binary else {}
+        self.prior_text.object = ("" if not binary or priors is None else "<small>" + ", ".join(
+            f"{r} ~ {p!r}" for r, p in priors.items()) + "</small>")
+        if not binary:
+            self.prior_text.object = "<small>K classes: flat Dirichlet priors (multiclass_rows)."
+        self.analysis, self.prior_values = None, priors
+        if data is not None and priors is not None:
+            self.analysis = self.notes["metrics"].run(lambda: logic.analyse(
+                data, priors=priors, metrics=s.metrics, hdi_prob=s.hdi, seed=s.seed,
+                draws=logic.DRAWS))
+        self.show_results()
+        self.update_pmf()
+        self.update_rule()
+
+    def show_results(self) -> None:
+        a = self.analysis
+        if a is None:
+            self.results.object = "<p><i>No results: correct the input above.</i></p>"
+            self.deception.object = ""
+            self.forest.object = None
+            return
+        rows = logic.table_rows(a.table)
+        self.results.object = results_html(rows, a.hdi_prob)
+        d = a.deception.iloc[0]
+        self.deception.object = (
+            '<p>Probability of being <b>worse than guessing</b> (informedness &lt; 0): '
+            f'<span data-testid="p-worse">{d["r_deceptive"]:.3f}</span>; better than '
+            f'guessing: <span data-testid="p-better">{d["r_informative"]:.3f}</span>.</p>')
+        fig, ax = new_figure(6.0, 0.5 + 0.38 * len(rows))
+        logic.forest(rows, ax, hdi_prob=a.hdi_prob)
+        self.figures["posterior"] = fig
+        self.forest.object = fig
+
+    def update_pmf(self, *_events: Any) -> None:
+        s, a = self.state, self.analysis
+        self.pmf_frame = None
+        if a is None or s.kind != "binary":
+            self.pmf_plot.object = None
+            self.pmf_text.object = ("<i>For a binary matrix.</i>" if s.kind != "binary" else "")
+            return
+        frame = self.notes["pmf"].run(lambda: logic.predictive(
+            a.data, s.pmf_metric, s.pmf_pos, s.pmf_neg, priors=self.prior_values))
+        if frame is None:
+            self.pmf_plot.object = None
+            self.pmf_text.object = ""
+            return
+        self.pmf_frame = frame
+        fig, ax = new_figure(6.0, 2.8)
+        logic.pmf_plot(frame, s.pmf_metric, ax)
+        self.figures["pmf"] = fig
+        self.pmf_plot.object = fig
+        mode = frame.loc[frame["probability"].idxmax()]
+        self.pmf_text.object = (f"<small>Most likely {html.escape(s.pmf_metric)} = "
+                                f'<span data-testid="pmf-mode">{mode["value"]:.3f}</span> '
+                                f"(probability {mode['probability']:.3f}).</small>")
+
+    def update_rule(self, *_events: Any) -> None:
+        from bayescm.analysis import sample_size_rule
+
+        w = self.state.ss_width
+        try:
+            n = sample_size_rule(w)
+        except ValueError:
+            self.rule.object = ""
+            return
+        self.rule.object = (f"<small>Normal rule (worst case, a rate at 1/2): about "
+                            f"{int(-(-n // 1))} cases of the rate's class for a {w:g} "
+                            "HDI width.</small>")
+
+    def plan(self, _event: Any = None) -> None:
+        s, a = self.state, self.analysis
+        self.plan_text.object = ""
+        if a is None:
+            self.notes["sample-size"].show("Correct the confusion matrix first.")
+            return
+        result = self.notes["sample-size"].run(
+            lambda: logic.sample_size(a.data, s.ss_metric, s.ss_width, seed=s.seed))
+        if result is not None:
+            self.plan_text.object = (
+                f'<p>Test-set size needed: <b data-testid="n-required">{result.n_required}'
+                f"</b> cases, for a {s.ss_width:g} wide {s.ss_metric} HDI in 95% of "
+                "studies like this one.</p>")
+            self.plan_frame = result.to_frame()
+
+    def outputs(self) -> Any:
+        s = self.state
+        self.results = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["bcm-results"])
+        self.deception = pn.pane.HTML("", sizing_mode="stretch_width")
+        fig, _ = new_figure()
+        self.forest = figure_pane(fig)
+        self.pmf_plot = figure_pane(fig)
+        self.pmf_text = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.rule = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.plan_text = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.plan_frame = None
+        get = lambda name: (lambda: self.figures.get(name))  # noqa: E731
+        table = lambda: None if self.analysis is None else self.analysis.table  # noqa: E731
+        idata = lambda: None if self.analysis is None else self.analysis.idata  # noqa: E731
+        posterior = section(
+            "Posterior", self.results, self.deception, self.forest,
+            pn.FlexBox(csv_download(table, "summary.csv", name="summary"),
+                   figure_downloads(get("posterior"), "posterior", name="posterior"),
+                   netcdf_download(idata, "fit.nc")))
+        pmf_inputs = pn.FlexBox(
+            pn.widgets.TextInput.from_param(s.param.pmf_metric, label="metric",
+                                            css_classes=["bcm-pmf-metric"], width=110),
+            pn.widgets.IntInput.from_param(s.param.pmf_pos, label="positives",
+                                           css_classes=["bcm-pmf-pos"], width=110),
+            pn.widgets.IntInput.from_param(s.param.pmf_neg, label="negatives",
+                                           css_classes=["bcm-pmf-neg"], width=110))
+        predictive = section(
+            "What a future test set would observe (exact predictive pmf)", pmf_inputs,
+            self.notes["pmf"], self.pmf_text, self.pmf_plot,
+            pn.FlexBox(csv_download(lambda: self.pmf_frame, "predictive_pmf.csv", name="pmf"),
+                   figure_downloads(get("pmf"), "predictive_pmf", name="pmf")))
+        button = pn.widgets.Button(label="Plan", color="primary", css_classes=["bcm-plan"],
+                                   width=90)
+        button.on_click(self.plan)
+        planning = section(
+            "Sample size for a target uncertainty", pn.FlexBox(
+                pn.widgets.TextInput.from_param(s.param.ss_metric, label="metric",
+                                                css_classes=["bcm-ss-metric"], width=110),
+                pn.widgets.FloatInput.from_param(s.param.ss_width, label="HDI width",
+                                                 step=0.01, css_classes=["bcm-ss-width"],
+                                                 width=110), button),
+            self.notes["sample-size"], self.rule, self.plan_text,
+            csv_download(lambda: self.plan_frame, "sample_size.csv", name="sample-size"))
+        return pn.Column(posterior, predictive, planning, sizing_mode="stretch_width")
+
+    def view(self) -> Any:
+        return columns(self.inputs(), self.panel_outputs)
+
+
+def build() -> Any:
+    """The page for one session."""
+    return OneClassifier().view()
+
+
+PAGE = Page(slug="one", title="One classifier", order=10, build=build,
+            description="Posterior metrics of one confusion matrix, priors, predictive pmf "
+                        "and sample size")

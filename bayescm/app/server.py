@@ -1,0 +1,121 @@
+"""Serving the app: :func:`serve` over HTTP (``bayescm app``), :func:`app` in Jupyter.
+
+One Bokeh/Tornado server process serves every page at ``/<slug>`` and the first page
+also at ``/``.  Each browser session builds only the page it opens (the page's
+``build`` runs once per session), so ten readers cost ten small sets of objects, not
+ten processes or kernels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from typing import Any
+
+from bayescm.app.layout import shell
+from bayescm.app.registry import page as page_by_slug
+from bayescm.app.registry import pages
+
+__all__ = ["app", "free_port", "routes", "serve", "wait_listening"]
+
+TITLE = "bayescm: how good is this classifier, really?"
+
+
+def _extension() -> None:
+    import panel as pn
+
+    # "notifications" off: errors are shown next to their field instead.
+    pn.extension(notifications=False, design="native", sizing_mode="stretch_width")
+
+
+def routes() -> dict[str, Any]:
+    """URL path -> a function building that page for one session.
+
+    Examples
+    --------
+    >>> list(routes())[:2]
+    ['/', 'one']
+    """
+    found = pages()
+    out: dict[str, Any] = {}
+    for i, p in enumerate(found):
+        def build(p=p) -> Any:
+            _extension()
+            return shell(p)
+        if i == 0:
+            out["/"] = build
+        out[p.slug] = build
+    return out
+
+
+def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
+          threaded: bool = False, allow_origins: list[str] | None = None) -> Any:
+    """Serve the app at ``http://host:port/``.
+
+    Parameters
+    ----------
+    port
+        TCP port; 0 picks a free one (read it from the returned server's ``port``).
+    host
+        Address to listen on: 127.0.0.1 (this machine only, the default) or, to let
+        others reach it, the machine's address or ``0.0.0.0``.
+    show
+        Open the address in the default web browser.
+    threaded
+        Serve from a background thread and return at once (tests, notebooks); the
+        returned thread has ``.stop()``.  Otherwise block until interrupted.
+    allow_origins
+        Extra ``host:port`` origins allowed to open the app's websocket (when it is
+        reached under another name, e.g. behind a proxy).
+
+    Returns
+    -------
+    The Bokeh server, or with ``threaded=True`` the thread serving it, once it accepts
+    connections.
+    """
+    import panel as pn
+
+    if threaded and port == 0:
+        port = free_port()  # known before the thread starts, to wait for it
+    origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}",
+               *(allow_origins or [])]
+    if port == 0 or host in {"0.0.0.0", "::"}:
+        origins = ["*"]  # the port is not known yet, or any address may be used
+    server = pn.serve(routes(), port=port, address=host, show=show, threaded=threaded,
+                      websocket_origin=origins, title=TITLE, start=True, verbose=False)
+    if threaded:
+        wait_listening(port, host=host)
+    return server
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, *, host: str = "127.0.0.1", timeout: float = 60.0) -> float:
+    """Block until something accepts connections on ``host:port``; return the seconds
+    waited (``TimeoutError`` after ``timeout``)."""
+    if host in {"0.0.0.0", "::", ""}:
+        host = "127.0.0.1"
+    start = time.perf_counter()
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+            return time.perf_counter() - start
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError(f"nothing listened on {host}:{port} within {timeout} s")
+        time.sleep(0.02)
+
+
+def app(page: str | None = None) -> Any:
+    """Every page in a tab (or the page ``page`` alone), for display in Jupyter."""
+    import panel as pn
+
+    _extension()
+    if page is not None:
+        return shell(page_by_slug(page), links=False)
+    return pn.Tabs(*[(p.title, shell(p, links=False)) for p in pages()], dynamic=True,
+                   sizing_mode="stretch_width")

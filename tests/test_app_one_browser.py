@@ -1,0 +1,74 @@
+"""The One-classifier page in real headless Chromium: numbers shown are the library's.
+
+Every expected number is computed here by the library for the same input
+(``bcm.fit(..., sampler="exact", draws=logic.DRAWS, random_seed=1)`` then
+``bcm.summary``), rounded as
+the page rounds it (3 decimals): the page and the test draw the same exact posterior
+with the same seed, so the figures agree digit for digit.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from playwright.sync_api import expect
+
+import bayescm as bcm
+from bayescm.app import one_classifier_logic as logic
+from tests.app_support import enter, screenshot, text_of
+
+pytestmark = pytest.mark.engine("chromium")
+
+
+def expected(metric: str, column: str, **cells: int) -> str:
+    cm = bcm.ConfusionMatrix(**{**logic.EXAMPLE, **cells}, classifier=logic.CLASSIFIER)
+    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=logic.DRAWS, chains=4,
+                    random_seed=1)
+    value = bcm.summary(idata, metrics=[metric]).loc[(logic.CLASSIFIER, metric), column]
+    return f"{value:.3f}"
+
+
+def test_first_page_shows_the_cocaine_tnr_hdi_without_a_click(open_page, tmp_path):
+    page = open_page("")
+    lo, hi = text_of(page, "tnr-hdi-lower"), text_of(page, "tnr-hdi-upper")
+    assert (lo, hi) == (expected("tnr", "hdi_lower"), expected("tnr", "hdi_upper"))
+    # the issue's "about 0.43-0.95": the exact Beta(7, 3) HDI is 0.432-0.946
+    # (bcm.analysis.beta_hdi); endpoints of 20,000 draws scatter by about 0.008 (sd over
+    # seeds), so +-0.03 is over 3 sd
+    assert abs(float(lo) - 0.432) < 0.03 and abs(float(hi) - 0.946) < 0.03
+    screenshot(page, tmp_path, "first-page")
+
+
+def test_editing_a_cell_updates_to_the_library_result(open_page, tmp_path):
+    page = open_page("", wait_for="tnr-hdi-lower")
+    enter(page, "tn", "20")
+    expect(page.get_by_test_id("tnr-hdi-lower")).to_have_text(
+        expected("tnr", "hdi_lower", tn=20))
+    assert text_of(page, "tnr-hdi-upper") == expected("tnr", "hdi_upper", tn=20)
+    assert text_of(page, "acc-mean") == expected("acc", "mean", tn=20)
+    assert "tn=20" in urllib.parse.unquote(page.url)  # the state went to the URL
+    screenshot(page, tmp_path, "edited")
+
+
+def test_a_bad_cell_shows_the_library_message(open_page, tmp_path):
+    page = open_page("", wait_for="tnr-hdi-lower")
+    enter(page, "fp", "-2")
+    with pytest.raises(bcm.CountsError) as err:
+        bcm.ConfusionMatrix(tp=26, fn=0, fp=-2, tn=6)
+    expect(page.get_by_test_id("error-matrix")).to_have_text(str(err.value))
+    assert "Traceback" not in page.content()
+    screenshot(page, tmp_path, "bad-input")
+
+
+def test_a_shared_url_restores_the_page(open_page, tmp_path):
+    query = urllib.parse.urlencode({"tp": 40, "fn": 5, "metrics": "tnr,f1"}, safe=",")
+    page = open_page(f"one?{query}", phone=True)
+    want = expected("f1", "hdi_lower", tp=40, fn=5)
+    expect(page.get_by_test_id("f1-hdi-lower")).to_have_text(want)
+    assert page.locator(".bcm-tp input").input_value() == "40"
+    assert page.get_by_test_id("acc-mean").count() == 0  # only the metrics of the link
+    # the phone's width: nothing wider than the screen
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390 + 2
+    screenshot(page, tmp_path, "restored-phone")
