@@ -53,13 +53,13 @@ def test_lower_is_better_metric_and_chosen_pair() -> None:
     assert (res.a, res.b, res.comparison.event) == ("C", "B", "A - B < -0.05")
     assert res.comparison.probability == pytest.approx(exact, abs=0.015)
     table = res.comparison_table
-    assert table.loc[0, ["a", "b", "metric"]].tolist() == ["C", "B", "fpr"]
+    assert table.loc[("C", "B"), "metric"] == "fpr"
 
 
 def test_paired_difference_matches_its_conjugate_mean_and_the_library() -> None:
     state = cl.CompareState(design="paired", metric="acc")
     res = cl.run(state)
-    y, preds = cl.parse_predictions(state.predictions)
+    y, preds = cl.parse_predictions(state.cases)
     counts = bcm.analysis.paired_counts(y, preds["A"], preds["B"])
     n_pos, n_neg = counts.loc["positive"].sum(), counts.loc["negative"].sum()
     # acc_A - acc_B = phi (psi+_10 - psi+_01) + (1 - phi)(psi-_10 - psi-_01), phi and the
@@ -75,7 +75,7 @@ def test_paired_difference_matches_its_conjugate_mean_and_the_library() -> None:
     assert d.mean() == pytest.approx(exact, abs=4 * d.std() / np.sqrt(d.size))
     assert res.comparison.design == "paired"
     # the leaderboard is the library's on the same confusion matrices and seed
-    seed_board = int(np.random.default_rng(state.seed).integers(2**31, size=2)[1])
+    seed_board = cl.seeds(state.seed)[1]
     batch = bcm.ConfusionMatrix.from_predictions(y.to_numpy(), {c: preds[c].to_numpy()
                                                                for c in preds.columns})
     board = bcm.analysis.leaderboard(batch, "acc", draws=cl.BOARD_DRAWS,
@@ -88,7 +88,7 @@ def test_paired_three_classes_uses_the_k_class_model() -> None:
     text = "y_true, A, B\n" + "\n".join(
         f"{y}, {a}, {b}" for y, a, b in [("x", "x", "x")] * 20 + [("y", "y", "x")] * 15
         + [("z", "z", "z")] * 12 + [("z", "y", "z")] * 3 + [("y", "y", "y")] * 5)
-    res = cl.run(cl.CompareState(design="paired", predictions=text, metric="f1_macro"))
+    res = cl.run(cl.CompareState(design="paired", cases=text, metric="f1_macro"))
     assert res.comparison.difference.attrs["labels"] == ["x", "y", "z"]
     assert res.comparison.probability > 0.95  # B calls 15 of 20 y's x: A is better
     assert len(res.board.summary) == 2
@@ -121,7 +121,7 @@ def test_bad_input_shows_the_library_message_at_its_field(state, where, library)
      "number"),
     (cl.CompareState(a="A", b="A"), "b", "two different"),
     (cl.CompareState(a="Z"), "a", "No classifier named 'Z'"),
-    (cl.CompareState(design="paired", predictions="A, B\n1, 0"), "predictions", "y_true"),
+    (cl.CompareState(design="paired", cases="A, B\n1, 0"), "cases", "y_true"),
     (cl.CompareState(design="paired", positive="7"), "positive", "'7'"),
     (cl.CompareState(margin=float("inf")), "margin", "finite"),
 ])
@@ -141,13 +141,19 @@ def test_state_round_trips_through_the_url() -> None:
     assert cl.CompareState.from_query(query) == state
     # a query as a web framework hands it over: lists of bytes
     assert cl.CompareState.from_query({k: [v.encode()] for k, v in query.items()}) == state
+    # the page's param mirror restores from the same query (bayescm.app.state.restore)
+    from bayescm.app.state import restore
+
+    params = cl.CompareState().params()
+    assert restore(params, query, list(query)) == []
+    assert cl.CompareState.from_params(params) == state
 
 
 def test_downloads_are_csv_png_and_svg() -> None:
-    from bayescm.app.pages_common import csv_bytes, figure_bytes
+    from bayescm.app.downloads import to_bytes
 
     res = cl.run(cl.CompareState())
-    csv = csv_bytes(res.comparison_table).decode()
-    assert csv.splitlines()[0].startswith(",a,b,metric,design,margin,mean")
-    assert figure_bytes(res.difference_figure(), "png")[:8] == b"\x89PNG\r\n\x1a\n"
-    assert b"<svg" in figure_bytes(res.leaderboard_figure(), "svg")[:400]
+    csv = res.comparison_table.to_csv()
+    assert csv.splitlines()[0].startswith("a,b,metric,design,margin,mean")
+    assert to_bytes(res.difference_figure(), "png")[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in to_bytes(res.leaderboard_figure(), "svg")[:400]

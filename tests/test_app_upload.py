@@ -50,8 +50,8 @@ def test_two_classifiers_get_the_paired_comparison(cases) -> None:
     assert isinstance(res.state, compare_logic.CompareState)
     direct = bcm.analysis.compare_paired(
         cases["y_true"], cases["A"], cases["B"], "ba", draws=compare_logic.COMPARE_DRAWS,
-        random_seed=int(np.random.default_rng(1).integers(2**31, size=2)[0]))
-    assert res.tables["comparison"].loc[0, "p_better"] == direct.probability
+        random_seed=compare_logic.seeds(1)[0])
+    assert res.tables["comparison"].loc[("A", "B"), "p_better"] == direct.probability
     # the link's state reproduces the page's result
     again = compare_logic.run(compare_logic.CompareState.from_query(res.state.to_query()))
     assert again.comparison.probability == direct.probability
@@ -113,3 +113,18 @@ def test_library_message_for_unusable_labels() -> None:
         bcm.ConfusionMatrix.from_predictions(["ill", "well", "well"], ["ill", "ill", "well"],
                                              classifier="A")
     assert caught.value.message == str(direct.value)
+
+
+def test_one_classifier_links_to_the_one_classifier_page(cases) -> None:
+    res = ul.analyse(ul.read_csv(_csv(cases[["y_true", "A"]])), ul.UploadState())
+    cm = bcm.ConfusionMatrix.from_predictions(cases["y_true"], cases["A"])
+    assert res.page == "one"
+    assert {k: int(v) for k, v in res.query.items()} == cm.to_dict()
+    labels = np.array(["cat", "dog", "bird"])
+    y = labels[cases["y_true"] + (cases["group"] == "north")]
+    pred = labels[cases["A"] + (cases["group"] == "north")]
+    res = ul.analyse(pd.DataFrame({"y_true": y, "A": pred}), ul.UploadState())
+    mc = bcm.MulticlassConfusionMatrix.from_predictions(y, pred)
+    head, *rows = res.query["matrix"].split("; ")
+    assert head.split(",") == list(mc.labels)
+    assert [[int(v) for v in r.split(",")] for r in rows] == mc.counts[0].tolist()

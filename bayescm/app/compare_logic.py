@@ -30,13 +30,14 @@ import numpy as np
 import pandas as pd
 
 import bayescm as bcm
+from bayescm.app.downloads import new_figure
 from bayescm.app.pages_common import InputError, PageState, field, read_csv_text, read_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["DEFAULT_COUNTS", "DEFAULT_PREDICTIONS", "CompareResult", "CompareState",
-           "parse_counts", "parse_predictions", "run"]
+           "parse_counts", "parse_predictions", "run", "seeds"]
 
 DEFAULT_COUNTS = """name, tp, fn, fp, tn
 A, 40, 7, 8, 15
@@ -61,7 +62,7 @@ class CompareState(PageState):
 
     design: str = "independent"
     counts: str = DEFAULT_COUNTS
-    predictions: str = DEFAULT_PREDICTIONS
+    cases: str = DEFAULT_PREDICTIONS  # the paired design's predictions
     positive: str = ""
     metric: str = "ba"
     margin: float = 0.0
@@ -85,8 +86,7 @@ class CompareResult:
     @property
     def comparison_table(self) -> pd.DataFrame:
         frame = self.comparison.to_frame()
-        frame.insert(0, "b", self.b)
-        frame.insert(0, "a", self.a)
+        frame.index = pd.MultiIndex.from_tuples([(self.a, self.b)], names=["a", "b"])
         return frame
 
     @property
@@ -95,11 +95,8 @@ class CompareResult:
 
     def difference_figure(self) -> Figure:
         """Histogram of the posterior of metric_A - metric_B with its HDI and the margin."""
-        from matplotlib.figure import Figure
-
         comp = self.comparison
-        fig = Figure(figsize=(6, 3.2))
-        ax = fig.add_subplot()
+        fig, ax = new_figure(6, 3.2)
         d = comp.difference.values.reshape(-1)
         ax.hist(d, bins=60, color="#4c72b0", alpha=0.8)
         lo, hi = comp.hdi
@@ -110,16 +107,12 @@ class CompareResult:
         ax.set_ylabel("posterior draws")
         ax.set_title(f"P({comp.event}) = {comp.probability:.3f}")
         ax.legend(loc="upper left", fontsize=8, frameon=False)
-        fig.tight_layout()
         return fig
 
     def leaderboard_figure(self) -> Figure:
         """The rank probabilities as a heat map (:func:`bayescm.plots.leaderboard`)."""
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(6, 1.2 + 0.5 * min(len(self.names), 10)))
-        bcm.plots.leaderboard(self.board, ax=fig.add_subplot())
-        fig.tight_layout()
+        fig, ax = new_figure(6, 1.2 + 0.5 * min(len(self.names), 10))
+        bcm.plots.leaderboard(self.board, ax=ax)
         return fig
 
 
@@ -155,17 +148,17 @@ def parse_predictions(text: str) -> tuple[pd.Series, pd.DataFrame]:
     >>> y.tolist(), list(preds.columns)
     ([1, 0], ['A', 'B'])
     """
-    frame = read_csv_text(text, "predictions")
+    frame = read_csv_text(text, "cases")
     if "y_true" not in frame.columns:
-        raise InputError("predictions", "The first line must name the columns: y_true (the "
+        raise InputError("cases", "The first line must name the columns: y_true (the "
                                         "true labels) and one column per classifier, got "
                                         f"{', '.join(frame.columns)}.")
     preds = frame.drop(columns="y_true")
     if preds.shape[1] < 2:
-        raise InputError("predictions", "A paired comparison needs the predictions of at "
+        raise InputError("cases", "A paired comparison needs the predictions of at "
                                         "least two classifiers: one column each after y_true.")
     if frame.empty:
-        raise InputError("predictions", "No cases: give one line per case below the header.")
+        raise InputError("cases", "No cases: give one line per case below the header.")
     return frame["y_true"], preds
 
 
@@ -192,6 +185,17 @@ def _positive(state: CompareState, y: pd.Series) -> Any:
                                  f"true labels {sorted(map(str, pd.unique(y)))}.")
 
 
+def seeds(seed: int) -> tuple[int, int]:
+    """The seeds of the comparison and of the leaderboard drawn from the page's seed (so
+    that anyone can reproduce the page's numbers with the library).
+
+    >>> seeds(1) == seeds(1) != seeds(2)
+    True
+    """
+    a, b = np.random.default_rng(seed).integers(2**31, size=2)
+    return int(a), int(b)
+
+
 def run(state: CompareState) -> CompareResult:
     """Compare A with B and rank every classifier, for the state's inputs.
 
@@ -210,8 +214,7 @@ def run(state: CompareState) -> CompareResult:
         raise InputError("design", f"design must be 'independent' or 'paired', "
                                    f"got {state.design!r}.")
     notes: list[str] = []
-    rng = np.random.default_rng(state.seed)
-    seed_ab, seed_board = (int(s) for s in rng.integers(2**31, size=2))
+    seed_ab, seed_board = seeds(state.seed)
     if state.design == "independent":
         data = parse_counts(state.counts)
         names = list(data.classifiers)
@@ -223,7 +226,7 @@ def run(state: CompareState) -> CompareResult:
                 (data, a), (data, b), state.metric, state.margin, hdi_prob=state.hdi_prob,
                 draws=COMPARE_DRAWS, random_seed=seed_ab)
     else:
-        y, preds = parse_predictions(state.predictions)
+        y, preds = parse_predictions(state.cases)
         names = [str(c) for c in preds.columns]
         preds.columns = names
         a, b = _pick(state, names)
@@ -232,7 +235,7 @@ def run(state: CompareState) -> CompareResult:
             comparison = bcm.analysis.compare_paired(
                 y, preds[a], preds[b], state.metric, state.margin, positive=positive,
                 hdi_prob=state.hdi_prob, draws=COMPARE_DRAWS, random_seed=seed_ab)
-        with field("predictions"):
+        with field("cases"):
             data = _batch(y, preds, positive)
         notes.append("The leaderboard ranks each classifier's confusion matrix on its own, "
                      "as if their test sets were independent; the comparison of A and B "

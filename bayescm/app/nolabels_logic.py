@@ -27,6 +27,7 @@ import multiprocessing
 import queue
 import re
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -37,6 +38,7 @@ import pandas as pd
 
 import bayescm as bcm
 from bayescm.agreement_cells import parse_cell
+from bayescm.app.downloads import new_figure
 from bayescm.app.pages_common import InputError, PageState, field, message_of, read_table
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["DEFAULT_TABLE", "FitJob", "NoLabelsResult", "NoLabelsState", "Progress", "build",
-           "parse_pairs", "parse_priors", "parse_table", "summarise"]
+           "parse_pairs", "parse_priors", "parse_table", "summarise", "warm"]
 
 DEFAULT_TABLE = """population, ++, +-, -+, --
 site1, 89, 43, 55, 413
@@ -69,6 +71,7 @@ class NoLabelsState(PageState):
     chains: int = 4
     seed: int = 1
     hdi_prob: float = 0.95
+    fitted: bool = False  # a shared link of a fitted page fits again when opened
 
 
 def parse_table(text: str) -> bcm.AgreementTable:
@@ -226,11 +229,8 @@ class NoLabelsResult:
 
     def figure(self) -> Figure:
         """Posterior means and HDIs of every Se, Sp and prevalence (a forest)."""
-        from matplotlib.figure import Figure
-
         t = self.summary
-        fig = Figure(figsize=(6, 0.9 + 0.32 * len(t)))
-        ax = fig.add_subplot()
+        fig, ax = new_figure(6, 0.9 + 0.32 * len(t))
         y = np.arange(len(t))[::-1]
         colors = {"sensitivity": "#4c72b0", "specificity": "#55a868", "prevalence": "#c44e52"}
         for yi, (_, row) in zip(y, t.iterrows(), strict=True):
@@ -240,7 +240,6 @@ class NoLabelsResult:
         ax.set_yticks(y, [f"{p} [{u}]" for p, u in zip(t["parameter"], t["unit"], strict=True)])
         ax.set_xlim(0, 1)
         ax.set_xlabel(f"posterior mean and {self.hdi_prob:.0%} HDI")
-        fig.tight_layout()
         return fig
 
 
@@ -315,6 +314,15 @@ def _context() -> Any:
     return _CONTEXT
 
 
+def warm() -> None:
+    """Start the forkserver in a background thread, so that the first fit does not wait
+    for it to import PyMC (a page calls this when it opens)."""
+    import multiprocessing.forkserver
+
+    _context()
+    threading.Thread(target=multiprocessing.forkserver.ensure_running, daemon=True).start()
+
+
 class FitJob:
     """One NUTS fit of a page state in a child process, with progress and cancel.
 
@@ -332,6 +340,7 @@ class FitJob:
         self._dir = Path(directory or tempfile.mkdtemp(prefix="bayescm-app-"))
         self._path = self._dir / "fit.nc"
         self._process: Any = None
+        self._launcher: Any = None
         self._messages: Any = None
         self._start = 0.0
         self._stage = 0
@@ -340,13 +349,16 @@ class FitJob:
         self._result: NoLabelsResult | None = None
 
     def start(self) -> FitJob:
+        """Start the child process and return at once (the first job of a server waits
+        for the forkserver in a thread, not in the caller)."""
         ctx = _context()
         self._messages = ctx.Queue()
         self._process = ctx.Process(target=_worker, args=(self.state, str(self._path),
                                                           self._messages), daemon=True)
         self._start = time.perf_counter()
         self._status = "running"
-        self._process.start()
+        self._launcher = threading.Thread(target=self._process.start, daemon=True)
+        self._launcher.start()
         return self
 
     def poll(self) -> Progress:
@@ -355,7 +367,7 @@ class FitJob:
             try:
                 kind, value = self._messages.get_nowait()
             except queue.Empty:
-                if self._process is not None and not self._process.is_alive():
+                if not self._launcher.is_alive() and not self._process.is_alive():
                     # the queue's feeder may lag the exit: one last look before failing
                     with contextlib.suppress(queue.Empty):
                         kind, value = self._messages.get(timeout=0.5)
@@ -378,6 +390,7 @@ class FitJob:
     def cancel(self) -> Progress:
         """Stop the child process now."""
         if self._status == "running" and self._process is not None:
+            self._launcher.join()
             self._process.terminate()
             self._process.join(5)
             self._status = "cancelled"

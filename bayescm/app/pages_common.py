@@ -1,12 +1,14 @@
-"""What the Compare, No-labels and Upload pages share, free of any web framework.
+"""What the Compare, No-labels and Upload pages share, free of Panel.
 
 * :class:`InputError`: bad input for one field of a page, carrying the library's own
   message (shown next to that field, never as a traceback); :func:`field` turns the
   library's exceptions raised while reading one field into it.
-* :class:`PageState`: a page's inputs as a frozen dataclass that round-trips through a
-  URL query (``to_query`` / ``from_query``), so that a result can be shared as a link.
-  Long texts (pasted tables) travel zlib-compressed in URL-safe base64.
-* :func:`csv_bytes`, :func:`figure_bytes`: downloads of a table or a figure.
+* :class:`PageState`: a page's inputs as a frozen dataclass.  It round-trips through a
+  URL query (``to_query`` / ``from_query``, written as :mod:`bayescm.app.state` writes
+  them, so a link made here opens the page in that state), and mirrors itself as a
+  ``param.Parameterized`` (:meth:`PageState.params`) for the page's widgets and
+  :func:`bayescm.app.state.sync_url`.
+* :func:`read_table`, :func:`read_csv_text`: typed or pasted tables.
 
 Examples
 --------
@@ -15,33 +17,32 @@ Examples
 ... class S(PageState):
 ...     text: str = "a, b\\n1, 2"
 ...     margin: float = 0.0
->>> s = S(text="tp, fn\\n" * 30, margin=0.05)
+>>> s = S(text="tp, fn\\n1, 2", margin=0.05)
+>>> s.to_query()
+{'text': 'tp, fn\\n1, 2', 'margin': '0.05'}
 >>> S.from_query(s.to_query()) == s
 True
 >>> S.from_query({"margin": "oops"}).margin   # a bad value keeps the default
 0.0
+>>> p = s.params()
+>>> p.margin, S.from_params(p) == s
+(0.05, True)
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import dataclasses
 import io
-import zlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+from bayescm.app.errors import message as message_of
 
-__all__ = ["InputError", "PageState", "csv_bytes", "field", "figure_bytes", "message_of",
-           "read_csv_text", "read_table"]
-
-_ZIP = "z."  # prefix of a compressed text in the URL
-_SHORT = 60  # texts up to this length travel as they are (readable links)
+__all__ = ["InputError", "PageState", "field", "frame_html", "message_of", "read_csv_text",
+           "read_table"]
 
 S = TypeVar("S", bound="PageState")
 
@@ -61,13 +62,6 @@ class InputError(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
-
-
-def message_of(err: BaseException) -> str:
-    """An exception's message as a user reads it (a KeyError's without its quotes)."""
-    if isinstance(err, KeyError) and err.args:
-        return str(err.args[0])
-    return str(err)
 
 
 @contextlib.contextmanager
@@ -103,15 +97,8 @@ class PageState:
         defaults = type(self)()
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if value == getattr(defaults, f.name):
-                continue
-            if isinstance(value, bool):
-                out[f.name] = "1" if value else "0"
-            elif isinstance(value, str) and (len(value) > _SHORT or "\n" in value):
-                packed = zlib.compress(value.encode(), 9)
-                out[f.name] = _ZIP + base64.urlsafe_b64encode(packed).decode().rstrip("=")
-            else:
-                out[f.name] = f"{value:g}" if isinstance(value, float) else str(value)
+            if value != getattr(defaults, f.name):
+                out[f.name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
         return out
 
     @classmethod
@@ -130,23 +117,44 @@ class PageState:
             kind = f.type if isinstance(f.type, str) else f.type.__name__
             try:
                 values[f.name] = _read(str(raw), kind)
-            except (ValueError, zlib.error):
+            except ValueError:
                 continue
         return cls(**values)
+
+    def params(self) -> Any:
+        """A ``param.Parameterized`` with one parameter per field (the dataclass's
+        defaults as defaults), set to this state's values."""
+        import param
+
+        kinds = {bool: param.Boolean, int: param.Integer, float: param.Number,
+                 str: param.String}
+        cls = type(self)
+        made = _PARAM_CLASSES.get(cls)
+        if made is None:
+            made = param.parameterized_class(
+                f"{cls.__name__}Params",
+                {f.name: kinds[type(f.default)](default=f.default)
+                 for f in dataclasses.fields(cls)})
+            _PARAM_CLASSES[cls] = made
+        return made(**dataclasses.asdict(self))
+
+    @classmethod
+    def from_params(cls: type[S], obj: Any) -> S:
+        """The state a :meth:`params` object holds now."""
+        return cls(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(cls)})
 
     def replace(self: S, **changes: Any) -> S:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
 
+_PARAM_CLASSES: dict[type, Any] = {}
+
+
 def _read(raw: str, kind: str) -> Any:
     if kind == "bool":
         return raw.lower() in ("1", "true", "yes")
     if kind == "str":
-        if raw.startswith(_ZIP):
-            data = raw[len(_ZIP):]
-            data += "=" * (-len(data) % 4)
-            return zlib.decompress(base64.urlsafe_b64decode(data)).decode()
         return raw
     value = PageState._converters[kind](raw)
     if isinstance(value, float) and value != value:  # NaN is no one's intended input
@@ -237,15 +245,39 @@ def read_csv_text(text: str, name: str) -> pd.DataFrame:
     return frame
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """A table as CSV bytes (index included: it names the rows)."""
-    return frame.to_csv().encode()
+_TABLE_STYLE = (
+    "<style>.bcm-frame{border-collapse:collapse;font-family:system-ui,sans-serif;"
+    "font-size:0.9em}.bcm-frame td,.bcm-frame th{padding:3px 8px;border-bottom:1px solid "
+    "#eee;text-align:right;white-space:nowrap}.bcm-frame td:first-child,.bcm-frame "
+    "th:first-child{text-align:left}.bcm-scroll{overflow-x:auto;max-width:100%}</style>")
 
 
-def figure_bytes(fig: Figure, fmt: str = "png") -> bytes:
-    """A matplotlib figure as PNG or SVG bytes."""
-    if fmt not in ("png", "svg"):
-        raise ValueError(f"fmt must be 'png' or 'svg', got {fmt!r}.")
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, bbox_inches="tight", dpi=110)
-    return buffer.getvalue()
+def _testid(*parts: Any) -> str:
+    return "-".join(str(p) for p in parts).replace("_", "-").replace(" ", "-").lower()
+
+
+def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
+    """A table as HTML whose every number carries ``data-testid="<prefix>-<row>-<col>"``
+    (row: the index joined by ``-``), for readers and for browser tests; it scrolls
+    sideways on a narrow screen.
+
+    >>> frame = pd.DataFrame({"mean": [0.5]}, index=pd.Index(["A"], name="classifier"))
+    >>> 'data-testid="board-a-mean">0.5000<' in frame_html(frame, "board")
+    True
+    """
+    import html
+
+    names = [str(n) if n is not None else "" for n in frame.index.names]
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    head += "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for key, row in frame.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        cells = "".join(f"<td>{html.escape(str(k))}</td>" for k in keys)
+        for col, value in row.items():
+            text = (f"{value:.{digits}f}" if isinstance(value, float)
+                    else html.escape(str(value)))
+            cells += f'<td><span data-testid="{_testid(prefix, *keys, col)}">{text}</span></td>'
+        rows.append(f"<tr>{cells}</tr>")
+    return (f'{_TABLE_STYLE}<div class="bcm-scroll"><table class="bcm-frame"><tr>{head}</tr>'
+            f'{"".join(rows)}</table></div>')

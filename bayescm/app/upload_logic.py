@@ -67,8 +67,11 @@ class UploadResult:
     tables
         Named result tables (each downloadable as CSV).
     page, state
-        The page that carries the analysis on (``"compare"``, ``"nolabels"``) and its
-        state, or None.
+        The page that carries the analysis on (``"one"``, ``"compare"``, ``"nolabels"``)
+        and its state, or None.
+    query
+        The URL query that opens ``page`` in that state (for the One-classifier page:
+        its cells, or its K-class matrix as ``labels; row; row``).
     detail
         The other page's result where it was computed here (a CompareResult, or the
         No-labels page's :class:`~bayescm.app.nolabels_logic.Built` model).
@@ -80,6 +83,11 @@ class UploadResult:
     page: str | None = None
     state: PageState | None = None
     detail: Any = None
+    query: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.query is None and self.state is not None:
+            object.__setattr__(self, "query", self.state.to_query())
 
 
 def read_csv(data: bytes | str) -> pd.DataFrame:
@@ -134,8 +142,8 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     --------
     >>> frame = read_csv("y_true,A\\n1,1\\n1,0\\n0,0\\n0,0\\n1,1")
     >>> result = analyse(frame, UploadState())
-    >>> result.kind, result.tables["counts"].loc["A"].tolist()
-    ('one', [2, 1, 0, 2])
+    >>> result.kind, result.tables["counts"].loc["A"].tolist(), result.query
+    ('one', [2, 1, 0, 2], {'tp': '2', 'fn': '1', 'fp': '0', 'tn': '2'})
     >>> analyse(read_csv("A,B\\n1,1\\n0,1\\n0,0"), UploadState()).kind
     'agreement'
     """
@@ -172,13 +180,22 @@ def _one(frame: pd.DataFrame, name: str, truth: pd.Series, positive: Any,
                                   random_seed=state.seed)
     return UploadResult("one", f"Read {len(frame)} labelled cases of one classifier "
                                f"({name}): its metrics' posteriors.",
-                        {"counts": data.to_frame(), "summary": table})
+                        {"counts": data.to_frame(), "summary": table}, page="one",
+                        query=_one_query(data))
+
+
+def _one_query(data: Any) -> dict[str, str]:
+    """The One-classifier page's URL query for one confusion matrix."""
+    if isinstance(data, bcm.ConfusionMatrix):
+        return {c: str(v) for c, v in data.to_dict().items()}
+    rows = [",".join(str(v) for v in row) for row in data.counts[0].tolist()]
+    return {"kind": "multiclass", "matrix": "; ".join([",".join(map(str, data.labels)), *rows])}
 
 
 def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState) -> UploadResult:
     columns = [state.truth, *classifiers]
     text = frame[columns].rename(columns={state.truth: "y_true"}).to_csv(index=False)
-    cstate = compare_logic.CompareState(design="paired", predictions=text.strip(),
+    cstate = compare_logic.CompareState(design="paired", cases=text.strip(),
                                         positive=state.positive, seed=state.seed)
     try:
         result = compare_logic.run(cstate)
