@@ -61,6 +61,12 @@ def test_identifiability_verdict_is_the_library_message() -> None:
     assert nl.build(nl.NoLabelsState()).identifiability == two.message
 
 
+def test_elicited_priors_are_the_library_helpers() -> None:
+    got = nl.parse_priors("sensitivity A: elicit:0.9,0.8,0.95\nspecificity: pert:0,0.9,1")
+    assert got["sensitivity"]["A"] == bcm.priors.elicit_beta(mode=0.9, lower=0.8, prob=0.95)
+    assert got["specificity"] == bcm.priors.beta_pert(0, 0.9, 1)
+
+
 @pytest.mark.parametrize(("state", "where", "library"), [
     (nl.NoLabelsState(table="population, ++, +-, -+, --\np, 1, 2, -3, 4"), "table",
      lambda: bcm.AgreementTable.from_counts({"p": {"++": 1, "+-": 2, "-+": -3, "--": 4}})),

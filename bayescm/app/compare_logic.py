@@ -24,6 +24,7 @@ returns a :class:`CompareResult` of tables, figures and notes, or raises
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -111,9 +112,15 @@ class CompareResult:
 
     def leaderboard_figure(self) -> Figure:
         """The rank probabilities as a heat map (:func:`bayescm.plots.leaderboard`)."""
-        fig, ax = new_figure(6, 1.2 + 0.5 * min(len(self.names), 10))
-        bcm.plots.leaderboard(self.board, ax=ax)
-        return fig
+        return _board_figure(self.board, len(self.names))
+
+
+@functools.lru_cache(maxsize=16)
+def _board_figure(board: Any, n: int) -> Figure:
+    # remembered with its leaderboard: drawing it is most of an edit's time
+    fig, ax = new_figure(6, 1.2 + 0.5 * min(n, 10))
+    bcm.plots.leaderboard(board, ax=ax)
+    return fig
 
 
 def parse_counts(text: str) -> bcm.ConfusionMatrix:
@@ -241,9 +248,16 @@ def run(state: CompareState) -> CompareResult:
                      "as if their test sets were independent; the comparison of A and B "
                      "above accounts for the cases they share.")
     with field("metric"):
-        board = bcm.analysis.leaderboard(data, state.metric, hdi_prob=state.hdi_prob,
-                                         draws=BOARD_DRAWS, random_seed=seed_board)
+        board = leaderboard(data, state.metric, state.hdi_prob, seed_board)
     return CompareResult(names, a, b, comparison, board, notes)
+
+
+@functools.lru_cache(maxsize=64)
+def leaderboard(data: Any, metric: str, hdi_prob: float, seed: int) -> Any:
+    """:func:`bayescm.analysis.leaderboard` of ``data``, remembered: an edit of the margin
+    or of A and B leaves the leaderboard (and its figure) as they were."""
+    return bcm.analysis.leaderboard(data, metric, hdi_prob=hdi_prob, draws=BOARD_DRAWS,
+                                    random_seed=seed)
 
 
 def _batch(y: pd.Series, preds: pd.DataFrame, positive: Any) -> Any:

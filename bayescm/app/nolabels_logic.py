@@ -39,6 +39,7 @@ import pandas as pd
 import bayescm as bcm
 from bayescm.agreement_cells import parse_cell
 from bayescm.app.downloads import new_figure
+from bayescm.app.one_classifier_logic import parse_prior
 from bayescm.app.pages_common import InputError, PageState, field, message_of, read_table
 
 if TYPE_CHECKING:
@@ -106,10 +107,12 @@ def parse_table(text: str) -> bcm.AgreementTable:
         return bcm.AgreementTable.from_counts(dict(zip(cells, rows[0], strict=True)))
 
 
-def _prior(text: str) -> Any:
-    """``beta(a, b)`` or the library's ``beta:a,b``."""
+def _prior(text: str, name: str) -> Any:
+    """``beta(a, b)``, or any form of the One-classifier page: ``beta:a,b``,
+    ``elicit:mode,lower,prob``, ``elicit_upper:mode,upper,prob``, ``pert:min,mode,max``
+    (:func:`bayescm.app.one_classifier_logic.parse_prior`: the elicitation helpers)."""
     call = _BETA_CALL.match(text)
-    return bcm.priors.parse(f"beta:{call[1]},{call[2]}" if call else text)
+    return parse_prior(f"beta:{call[1]},{call[2]}" if call else text, name)
 
 
 def parse_priors(text: str) -> dict[str, Any]:
@@ -117,12 +120,15 @@ def parse_priors(text: str) -> dict[str, Any]:
 
     ``parameter`` is sensitivity, specificity (unit: a classifier) or prevalence (unit:
     a population); without a unit the prior applies to all.  A prior is written
-    ``beta(a, b)`` or ``beta:a,b``.
+    ``beta(a, b)``, ``beta:a,b``, ``elicit:mode,lower,prob`` (a Beta with that mode and
+    P(X > lower) = prob), ``elicit_upper:mode,upper,prob`` or ``pert:min,mode,max``.
 
     Examples
     --------
     >>> parse_priors("sensitivity A: beta(20, 4)\\nspecificity: beta:2,1")
     {'sensitivity': {'A': Beta(20, 4)}, 'specificity': Beta(2, 1)}
+    >>> parse_priors("specificity B: pert:0,0.9,1")
+    {'specificity': {'B': Beta(4.6, 1.4)}}
     """
     out: dict[str, Any] = {}
     for i, line in enumerate(text.splitlines(), start=1):
@@ -134,7 +140,7 @@ def parse_priors(text: str) -> dict[str, Any]:
                                        f"population]: beta(a, b)', got {line.strip()!r}.")
         name, unit, spec = match[1].lower(), match[2], match[3]
         with field("priors"):
-            prior = _prior(spec)
+            prior = _prior(spec, f"{name} {unit}".strip())
         if unit:
             per = out.setdefault(name, {})
             if not isinstance(per, dict):

@@ -135,10 +135,11 @@ class Compare:
         self.comparison.object = frame_html(res.comparison_table, "comparison")
         self.board.object = frame_html(res.leaderboard_table, "board", digits=3)
         self.remarks.object = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in res.notes)
-        self.figures = {"difference": res.difference_figure(),
-                        "leaderboard": res.leaderboard_figure()}
+        board = res.leaderboard_figure()
+        self.figures = {"difference": res.difference_figure(), "leaderboard": board}
         self.diff_plot.object = self.figures["difference"]
-        self.board_plot.object = self.figures["leaderboard"]
+        if self.board_plot.object is not board:  # the same leaderboard: nothing to redraw
+            self.board_plot.object = board
 
     def view(self) -> Any:
         def table(attr: str) -> Any:

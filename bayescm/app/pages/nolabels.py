@@ -31,7 +31,9 @@ INTRO = (
     "case whose class is known (<code>+-|D+</code>).")
 PRIOR_HELP = ("One per line: <code>sensitivity A: beta(20, 4)</code>, "
               "<code>specificity: beta(2, 1)</code> (all classifiers), "
-              "<code>prevalence site1: beta(1, 3)</code>. Default Beta(1, 1).")
+              "<code>prevalence site1: beta(1, 3)</code>; or elicited: "
+              "<code>elicit:mode,lower,prob</code> (P(X &gt; lower) = prob), "
+              "<code>pert:min,mode,max</code>. Default Beta(1, 1).")
 INPUTS = ("table", "priors", "dependence", "draws", "tune", "chains", "seed", "hdi_prob")
 POLL_MS = 250
 VERDICT_COLORS = {"data": "#1a7f37", "priors": "#9a6700", "none": "#cf222e"}
