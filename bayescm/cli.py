@@ -497,10 +497,6 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
-
-
 def _app(args: argparse.Namespace) -> int:
     """Serve the app from a thread, print the address once it listens, wait for Ctrl+C."""
     import importlib.util
@@ -528,3 +524,8 @@ def _app(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+

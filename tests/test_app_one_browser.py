@@ -51,6 +51,22 @@ def test_editing_a_cell_updates_to_the_library_result(open_page, tmp_path):
     screenshot(page, tmp_path, "edited")
 
 
+def test_a_pasted_k_class_matrix_gets_the_library_numbers(open_page, tmp_path):
+    page = open_page("", wait_for="tnr-hdi-lower")
+    page.get_by_role("button", name="K classes").click()
+    enter(page, "matrix", "a\tb\tc\n9\t1\t0\n2\t7\t1\n0\t3\t8")  # as pasted
+    mc = bcm.MulticlassConfusionMatrix([[9, 1, 0], [2, 7, 1], [0, 3, 8]], labels=["a", "b", "c"],
+                                       classifier=logic.CLASSIFIER)
+    idata = bcm.fit(bcm.models.multiclass_rows(mc), sampler="exact", draws=logic.DRAWS,
+                    chains=4, random_seed=1)
+    table = bcm.summary(idata, metrics=["acc", "tpr"])
+    want = f"{table.loc[(logic.CLASSIFIER, '', 'acc'), 'mean']:.3f}"
+    expect(page.get_by_test_id("acc-mean")).to_have_text(want)
+    assert text_of(page, "tpr-b-hdi-lower") == \
+        f"{table.loc[(logic.CLASSIFIER, 'b', 'tpr'), 'hdi_lower']:.3f}"
+    screenshot(page, tmp_path, "k-classes")
+
+
 def test_a_bad_cell_shows_the_library_message(open_page, tmp_path):
     page = open_page("", wait_for="tnr-hdi-lower")
     enter(page, "fp", "-2")

@@ -7,11 +7,13 @@ serves an empty file named ``nothing.txt`` rather than failing.
 
 Figures are made with ``matplotlib.figure.Figure`` directly, never ``pyplot``: the
 server draws for many sessions in threads, and pyplot's global state is not
-thread-safe.  :func:`new_figure` makes one; :func:`figure_pane` shows one.
+thread-safe.  :func:`new_figure` makes one; :func:`figure_pane` shows one.  Lay the
+buttons out with ``pn.FlexBox(*buttons)``: they wrap on a phone.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import os
 import tempfile
@@ -19,19 +21,26 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["csv_download", "figure_downloads", "figure_pane", "netcdf_download",
-           "new_figure", "to_bytes"]
+           "new_figure", "show_figure", "to_bytes"]
 
 
-def new_figure(width: float = 6.0, height: float = 3.2) -> Any:
-    """A thread-safe matplotlib Figure (no pyplot) with one Axes: ``fig, ax``."""
+def new_figure(width: float = 6.0, height: float = 3.2, *, left: float = 0.7,
+               bottom: float = 0.55, top: float = 0.35, right: float = 0.2) -> Any:
+    """A thread-safe matplotlib Figure (no pyplot) with one Axes: ``fig, ax``.
+
+    Margins are given in inches: a layout engine (constrained or tight) would measure
+    every text on each draw, the larger part of a figure's drawing time here.
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
+                        top=1 - top / height)
     return fig, fig.subplots()
 
 
-def to_bytes(fig: Any, fmt: str) -> bytes:
-    """The figure as ``png`` (150 dpi) or ``svg`` bytes.
+def to_bytes(fig: Any, fmt: str, *, dpi: int = 150) -> bytes:
+    """The figure as ``png`` (``dpi`` dots per inch) or ``svg`` bytes.
 
     Examples
     --------
@@ -40,16 +49,32 @@ def to_bytes(fig: Any, fmt: str) -> bytes:
     (b'\\x89PNG', b'<?xml')
     """
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=150 if fmt == "png" else None)
+    fig.savefig(buf, format=fmt, dpi=dpi if fmt == "png" else None)
     return buf.getvalue()
 
 
-def figure_pane(fig: Any, **kwargs: Any) -> Any:
-    """A responsive Panel pane showing ``fig`` (PNG, stretched to the page's width)."""
+def figure_pane(fig: Any = None, *, name: str = "figure") -> Any:
+    """A Panel pane showing ``fig`` as a PNG that scales with the page's width.
+
+    Set a new figure with :func:`show_figure`.  (Panel's Matplotlib pane keeps the
+    height of its first figure when stretched, leaving gaps; an ``<img>`` at 100%
+    width with automatic height does not.)
+    """
     import panel as pn
 
-    kwargs.setdefault("sizing_mode", "stretch_width")
-    return pn.pane.Matplotlib(fig, format="png", dpi=110, tight=False, **kwargs)
+    pane = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=[f"bcm-{name}"])
+    show_figure(pane, fig, name=name)
+    return pane
+
+
+def show_figure(pane: Any, fig: Any, *, name: str = "figure") -> None:
+    """Put ``fig`` (or nothing, for None) in a pane made by :func:`figure_pane`."""
+    if fig is None:
+        pane.object = ""
+        return
+    data = base64.b64encode(to_bytes(fig, "png", dpi=110)).decode()
+    pane.object = (f'<img data-testid="{name}" alt="{name}" src="data:image/png;base64,'
+                   f'{data}" style="width:100%;max-width:760px;height:auto">')
 
 
 def _button(callback: Callable[[], io.IOBase], filename: str, label: str, name: str) -> Any:
@@ -74,9 +99,9 @@ def csv_download(get_frame: Callable[[], Any], filename: str, *, name: str = "cs
     return _button(callback, filename, "CSV", name)
 
 
-def figure_downloads(get_figure: Callable[[], Any], stem: str, *, name: str = "plot") -> Any:
+def figure_downloads(get_figure: Callable[[], Any], stem: str, *, name: str = "plot"
+                     ) -> list[Any]:
     """Two buttons: ``get_figure()`` (a matplotlib Figure) as ``stem.png`` and ``stem.svg``."""
-    import panel as pn
 
     def make(fmt: str) -> Callable[[], io.IOBase]:
         def callback() -> io.IOBase:
@@ -84,8 +109,8 @@ def figure_downloads(get_figure: Callable[[], Any], stem: str, *, name: str = "p
             return _empty() if fig is None else io.BytesIO(to_bytes(fig, fmt))
         return callback
 
-    return pn.FlexBox(_button(make("png"), f"{stem}.png", "PNG", f"{name}-png"),
-                      _button(make("svg"), f"{stem}.svg", "SVG", f"{name}-svg"))
+    return [_button(make("png"), f"{stem}.png", "PNG", f"{name}-png"),
+            _button(make("svg"), f"{stem}.svg", "SVG", f"{name}-svg")]
 
 
 def netcdf_download(get_idata: Callable[[], Any], filename: str, *, name: str = "netcdf"

@@ -2,10 +2,11 @@ r"""What the One-classifier page computes, without Panel: inputs in, library res
 
 The page's numbers are the library's, for the same input:
 
-* the posterior: ``bcm.fit(model, sampler="exact", draws=DRAWS, chains=4,
-  random_seed=seed)`` of ``three_beta`` (binary, with the page's priors) or
+* the posterior: the draws of ``bcm.fit(model, sampler="exact", draws=DRAWS,
+  chains=4, random_seed=seed)`` of ``three_beta`` (binary, with the page's priors) or
   ``multiclass_rows`` (K classes, flat priors) -- exact i.i.d. draws of the conjugate
-  posterior, no MCMC;
+  posterior, no MCMC -- made from the closed form without building the PyMC model
+  (:func:`analyse`); the NetCDF download runs ``bcm.fit`` itself (:meth:`Analysis.fit`);
 * the table: ``bcm.summary(idata, metrics=..., hdi_prob=...)`` (its ``hdi_width`` is
   Tötsch & Hoffmann's metric uncertainty);
 * worse than guessing: ``bcm.analysis.deception(idata)``, :math:`P(BM < 0 \mid D)`
@@ -31,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 from bayescm.data import ConfusionMatrix
+from bayescm.metrics import registry_for
+from bayescm.models.family import default_family
 from bayescm.multiclass import MulticlassConfusionMatrix
 
 __all__ = ["EXAMPLE", "Analysis", "analyse", "forest", "matrix", "parse_prior",
@@ -119,19 +122,38 @@ def priors_of(texts: dict[str, str]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Analysis:
-    """One input's results: the fit, its summary table and the deception risk."""
+    """One input's results: the posterior, its summary table and the deception risk."""
 
     data: ConfusionMatrix | MulticlassConfusionMatrix
-    idata: Any
+    priors: dict[str, Any]
+    posterior: Any
     table: pd.DataFrame
     deception: pd.DataFrame
     hdi_prob: float
+    seed: int
+    draws: int
+
+    def fit(self) -> Any:
+        """The full ``bcm.fit(model, sampler="exact")`` of the same input and seed: the
+        same posterior draws plus the prior and predictive groups and the model record
+        (``bcm.rebuild``), for the NetCDF download."""
+        import bayescm as bcm
+
+        family = default_family(registry_for(self.data).kind)
+        model = getattr(bcm.models, family.name)(self.data, priors=self.priors or None)
+        return bcm.fit(model, sampler="exact", draws=self.draws, chains=4,
+                       random_seed=self.seed)
 
 
 def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
             priors: dict[str, Any] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
             hdi_prob: float = 0.95, seed: int = 1, draws: int = DRAWS) -> Analysis:
     """The exact posterior of ``data`` and what the page shows of it.
+
+    The posterior is the family's closed form drawn without building a PyMC model
+    (``bayescm.inference.fit_closed_form``: the draws of ``bcm.fit(model,
+    sampler="exact")`` with the same seed), with only the metrics shown computed:
+    this is what keeps an edit's update within half a second.
 
     Examples
     --------
@@ -142,16 +164,20 @@ def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
     True
     """
     import bayescm as bcm
+    from bayescm import idata as idata_mod
+    from bayescm.inference import fit_closed_form
 
     if not metrics:
         raise ValueError("Choose at least one metric.")
-    if isinstance(data, MulticlassConfusionMatrix):
-        model = bcm.models.multiclass_rows(data)
-    else:
-        model = bcm.models.three_beta(data, priors=priors or None)
-    idata = bcm.fit(model, sampler="exact", draws=draws, chains=4, random_seed=seed)
-    table = bcm.summary(idata, metrics=list(metrics), hdi_prob=hdi_prob)
-    return Analysis(data, idata, table, bcm.analysis.deception(idata), hdi_prob)
+    family = default_family(registry_for(data).kind)
+    priors = dict(priors or {})
+    tree = fit_closed_form(family, data, priors=priors or None, draws=draws, chains=4,
+                           random_seed=seed, metrics=[*metrics, "bm"])
+    table = bcm.summary(tree, metrics=list(metrics), hdi_prob=hdi_prob)
+    # deception reads an arviz.InferenceData: the same groups, wrapped
+    idata = idata_mod.make({g: tree[g].to_dataset() for g in tree.children}, tree.attrs)
+    return Analysis(data, priors, idata, table, bcm.analysis.deception(idata), hdi_prob,
+                    seed, draws)
 
 
 def table_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -211,7 +237,9 @@ def pmf_plot(frame: pd.DataFrame, metric: str, ax: Any) -> Any:
     values = frame["value"].to_numpy(float)
     probs = frame["probability"].to_numpy(float)
     shown = np.isfinite(values) & (probs > 0)
-    ax.stem(values[shown], probs[shown], basefmt=" ", markerfmt="C0o")
+    ax.vlines(values[shown], 0, probs[shown], color="C0", lw=1)  # stems, drawn in one call
+    ax.plot(values[shown], probs[shown], "o", color="C0", ms=3)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel(f"{metric} of the future test set")
     ax.set_ylabel("probability")
     return ax

@@ -82,11 +82,21 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
                *(allow_origins or [])]
     if port == 0 or host in {"0.0.0.0", "::"}:
         origins = ["*"]  # the port is not known yet, or any address may be used
+    # the first page's imports, now: a session must not find ArviZ half-imported by another
+    _warm()
     server = pn.serve(routes(), port=port, address=host, show=show, threaded=threaded,
                       websocket_origin=origins, title=TITLE, start=True, verbose=False)
     if threaded:
         wait_listening(port, host=host)
     return server
+
+
+def _warm() -> None:
+    import importlib
+
+    for name in ("arviz", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                 "bayescm.inference", "bayescm.analysis"):
+        importlib.import_module(name)
 
 
 def free_port(host: str = "127.0.0.1") -> int:

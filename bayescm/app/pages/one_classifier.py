@@ -22,6 +22,7 @@ from bayescm.app.downloads import (
     figure_pane,
     netcdf_download,
     new_figure,
+    show_figure,
 )
 from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section
@@ -159,6 +160,10 @@ class OneClassifier:
 
     # -- results -------------------------------------------------------------------------
     def update(self, *_events: Any) -> None:
+        with pn.io.hold():  # one message to the browser for all the changes below
+            self._update()
+
+    def _update(self) -> None:
         s = self.state
         binary = s.kind == "binary"
         self.binary.visible, self.text.visible = binary, not binary
@@ -187,7 +192,7 @@ class OneClassifier:
         if a is None:
             self.results.object = "<p><i>No results: correct the input above.</i></p>"
             self.deception.object = ""
-            self.forest.object = None
+            show_figure(self.forest, None)
             return
         rows = logic.table_rows(a.table)
         self.results.object = results_html(rows, a.hdi_prob)
@@ -196,29 +201,31 @@ class OneClassifier:
             '<p>Probability of being <b>worse than guessing</b> (informedness &lt; 0): '
             f'<span data-testid="p-worse">{d["r_deceptive"]:.3f}</span>; better than '
             f'guessing: <span data-testid="p-better">{d["r_informative"]:.3f}</span>.</p>')
-        fig, ax = new_figure(6.0, 0.5 + 0.38 * len(rows))
+        longest = max(len(k) for k in rows.index)
+        fig, ax = new_figure(6.0, 0.9 + 0.3 * len(rows), left=0.25 + 0.075 * longest,
+                             bottom=0.5, top=0.35)
         logic.forest(rows, ax, hdi_prob=a.hdi_prob)
         self.figures["posterior"] = fig
-        self.forest.object = fig
+        show_figure(self.forest, fig, name="posterior-plot")
 
     def update_pmf(self, *_events: Any) -> None:
         s, a = self.state, self.analysis
         self.pmf_frame = None
         if a is None or s.kind != "binary":
-            self.pmf_plot.object = None
+            show_figure(self.pmf_plot, None)
             self.pmf_text.object = ("<i>For a binary matrix.</i>" if s.kind != "binary" else "")
             return
         frame = self.notes["pmf"].run(lambda: logic.predictive(
             a.data, s.pmf_metric, s.pmf_pos, s.pmf_neg, priors=self.prior_values))
         if frame is None:
-            self.pmf_plot.object = None
+            show_figure(self.pmf_plot, None)
             self.pmf_text.object = ""
             return
         self.pmf_frame = frame
         fig, ax = new_figure(6.0, 2.8)
         logic.pmf_plot(frame, s.pmf_metric, ax)
         self.figures["pmf"] = fig
-        self.pmf_plot.object = fig
+        show_figure(self.pmf_plot, fig, name="pmf-plot")
         mode = frame.loc[frame["probability"].idxmax()]
         self.pmf_text.object = (f"<small>Most likely {html.escape(s.pmf_metric)} = "
                                 f'<span data-testid="pmf-mode">{mode["value"]:.3f}</span> '
@@ -256,21 +263,20 @@ class OneClassifier:
         s = self.state
         self.results = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["bcm-results"])
         self.deception = pn.pane.HTML("", sizing_mode="stretch_width")
-        fig, _ = new_figure()
-        self.forest = figure_pane(fig)
-        self.pmf_plot = figure_pane(fig)
+        self.forest = figure_pane(name="posterior-plot")
+        self.pmf_plot = figure_pane(name="pmf-plot")
         self.pmf_text = pn.pane.HTML("", sizing_mode="stretch_width")
         self.rule = pn.pane.HTML("", sizing_mode="stretch_width")
         self.plan_text = pn.pane.HTML("", sizing_mode="stretch_width")
         self.plan_frame = None
         get = lambda name: (lambda: self.figures.get(name))  # noqa: E731
         table = lambda: None if self.analysis is None else self.analysis.table  # noqa: E731
-        idata = lambda: None if self.analysis is None else self.analysis.idata  # noqa: E731
+        idata = lambda: None if self.analysis is None else self.analysis.fit()  # noqa: E731
         posterior = section(
             "Posterior", self.results, self.deception, self.forest,
             pn.FlexBox(csv_download(table, "summary.csv", name="summary"),
-                   figure_downloads(get("posterior"), "posterior", name="posterior"),
-                   netcdf_download(idata, "fit.nc")))
+                       *figure_downloads(get("posterior"), "posterior", name="posterior"),
+                       netcdf_download(idata, "fit.nc")))
         pmf_inputs = pn.FlexBox(
             pn.widgets.TextInput.from_param(s.param.pmf_metric, label="metric",
                                             css_classes=["bcm-pmf-metric"], width=110),
@@ -282,7 +288,7 @@ class OneClassifier:
             "What a future test set would observe (exact predictive pmf)", pmf_inputs,
             self.notes["pmf"], self.pmf_text, self.pmf_plot,
             pn.FlexBox(csv_download(lambda: self.pmf_frame, "predictive_pmf.csv", name="pmf"),
-                   figure_downloads(get("pmf"), "predictive_pmf", name="pmf")))
+                       *figure_downloads(get("pmf"), "predictive_pmf", name="pmf")))
         button = pn.widgets.Button(label="Plan", color="primary", css_classes=["bcm-plan"],
                                    width=90)
         button.on_click(self.plan)

@@ -1,0 +1,122 @@
+"""The web app's start time, update latency and memory, measured in headless Chromium.
+
+Prints, from one run:
+
+* start: seconds from launching ``bayescm app`` (a fresh process) to the first page
+  rendered in the browser, i.e. the cocaine example's TNR 95% HDI on screen; split
+  into the server's start (to the printed address) and the first page (Python
+  imports, the first exact posterior, the browser's rendering);
+* update latency after an edit (the exact path): from committing a new ``tn`` (Enter)
+  to the library's new TNR HDI shown; median and max over ``--edits`` edits;
+* the server's memory (RSS, from /proc) with 1 and with 10 open sessions (tabs).
+
+The machine is shared (2 cores): the figures are upper bounds.  ``--screenshot PATH``
+also saves the first page at 1280 px (the README's ``docs/app.png``).
+
+    .venv/bin/python benchmarks/bench_app.py [--edits 7] [--screenshot docs/app.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bayescm.app.server import free_port  # noqa: E402
+from tools.browser import chromium  # noqa: E402
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def expected_lower(tn_values: list[int]) -> dict[int, str]:
+    """The library's TNR HDI lower end for each tn, as the page prints it."""
+    import bayescm as bcm
+    from bayescm.app import one_classifier_logic as logic
+
+    out = {}
+    for tn in tn_values:
+        cm = bcm.ConfusionMatrix(**{**logic.EXAMPLE, "tn": tn}, classifier=logic.CLASSIFIER)
+        table = logic.analyse(cm, metrics=["tnr"]).table
+        out[tn] = f"{table.loc[(logic.CLASSIFIER, 'tnr'), 'hdi_lower']:.3f}"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--edits", type=int, default=7)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--screenshot", type=Path, default=None)
+    args = parser.parse_args()
+    tns = [10 + i for i in range(args.edits)]
+    want = expected_lower(tns)  # before the server starts: not part of any timing
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    server = subprocess.Popen([sys.executable, "-m", "bayescm.cli", "app", "--port", str(port)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True)
+    try:
+        line = server.stdout.readline()
+        listening = time.perf_counter() - start
+        assert f":{port}/" in line, line
+        url = f"http://127.0.0.1:{port}/"
+        with chromium(width=1280, height=900) as context:
+            context.set_default_timeout(120_000)
+            page = context.new_page()
+            page.goto(url)
+            lower = page.get_by_test_id("tnr-hdi-lower")
+            lower.wait_for()
+            first = time.perf_counter() - start
+            print(f"bayescm app -> first page rendered: {first:.2f} s "
+                  f"(server listening after {listening:.2f} s; TNR HDI lower "
+                  f"{lower.inner_text()})")
+            if args.screenshot is not None:
+                page.wait_for_timeout(500)  # let the plots' images decode
+                page.screenshot(path=str(args.screenshot), full_page=False)
+                print(f"screenshot: {args.screenshot}")
+
+            box = page.locator(".bcm-tn input")
+            latencies = []
+            for tn in tns:
+                box.fill(str(tn))
+                t0 = time.perf_counter()
+                box.press("Enter")
+                shown = re.compile(f"^{re.escape(want[tn])}$")
+                page.get_by_test_id("tnr-hdi-lower").filter(has_text=shown).wait_for()
+                latencies.append(time.perf_counter() - t0)
+            print(f"update latency after an edit (exact path, {len(tns)} edits): median "
+                  f"{statistics.median(latencies):.3f} s, max {max(latencies):.3f} s")
+
+            one = rss_mb(server.pid)
+            pages = [page]
+            for _ in range(args.sessions - 1):
+                p = context.new_page()
+                p.goto(url)
+                p.get_by_test_id("tnr-hdi-lower").wait_for()
+                pages.append(p)
+            many = rss_mb(server.pid)
+            print(f"server RSS: {one:.0f} MB with 1 session, {many:.0f} MB with "
+                  f"{len(pages)} open sessions ({(many - one) / (len(pages) - 1):.1f} MB per "
+                  "extra session)")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print("(2 shared cores: the figures are upper bounds.)")
+
+
+if __name__ == "__main__":
+    main()

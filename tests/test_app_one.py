@@ -1,0 +1,136 @@
+"""The One-classifier page's logic, without a browser: its numbers are the library's.
+
+Every comparison is against an independent call of the public API with the same input
+and seed (``bcm.fit(..., sampler="exact")``, ``bcm.summary``, ``bcm.analysis``,
+``bcm.exact``, ``bcm.priors``): the page draws the same exact posterior, so the
+numbers agree exactly, not within Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayescm as bcm
+from bayescm.app import one_classifier_logic as logic
+from bayescm.app.pages.one_classifier import OneClassifier
+
+CM = bcm.ConfusionMatrix(**logic.EXAMPLE, classifier=logic.CLASSIFIER)
+
+
+def _fit(data, priors=None, seed=1):
+    builder = (bcm.models.multiclass_rows if isinstance(data, bcm.MulticlassConfusionMatrix)
+               else bcm.models.three_beta)
+    model = builder(data, priors=priors) if priors else builder(data)
+    return bcm.fit(model, sampler="exact", draws=logic.DRAWS, chains=4, random_seed=seed)
+
+
+def test_the_example_is_the_cocaine_classifier_of_the_datasets():
+    cocaine = bcm.datasets.cocaine()
+    assert [int(cocaine.cell(c)[0]) for c in bcm.CELLS] == [logic.EXAMPLE[c] for c in bcm.CELLS]
+
+
+@pytest.mark.parametrize("text", [
+    "cat,dog,bird; 50,3,2; 4,40,6; 1,2,30",                    # the CLI's --matrix
+    "cat\tdog\tbird\n50\t3\t2\n4\t40\t6\n1\t2\t30\n",           # pasted from a spreadsheet
+    "cat, dog, bird\n50, 3, 2\n4, 40, 6\n1, 2, 30",
+])
+def test_k_class_matrices_typed_or_pasted(text):
+    mc = logic.matrix("multiclass", text=text)
+    assert list(mc.labels) == ["cat", "dog", "bird"]
+    np.testing.assert_array_equal(mc.counts[0], [[50, 3, 2], [4, 40, 6], [1, 2, 30]])
+
+
+def test_bad_matrices_get_the_library_messages():
+    with pytest.raises(ValueError, match="not square: row 2"):
+        logic.matrix("multiclass", text="a,b; 5,1; 2")
+    with pytest.raises(bcm.CountsError) as err:
+        logic.matrix("multiclass", text="a,b; 5,1; 2,-7")
+    with pytest.raises(bcm.CountsError) as lib:
+        bcm.MulticlassConfusionMatrix([[5, 1], [2, -7]], labels=["a", "b"],
+                                      classifier=logic.CLASSIFIER)
+    assert str(err.value) == str(lib.value)
+
+
+def test_priors_from_text_are_the_elicitation_helpers():
+    assert logic.parse_prior("elicit:0.9,0.8,0.95", "tpr") == bcm.priors.elicit_beta(
+        mode=0.9, lower=0.8, prob=0.95)
+    assert logic.parse_prior("elicit_upper:0.1,0.3,0.9", "tpr") == bcm.priors.elicit_beta(
+        mode=0.1, upper=0.3, prob=0.9)
+    assert logic.parse_prior("pert:0,0.7,1", "tnr") == bcm.priors.beta_pert(0, 0.7, 1)
+    assert logic.parse_prior(" Beta: 20, 4 ", "tnr") == bcm.priors.coerce((20, 4))
+    with pytest.raises(bcm.PriorError, match="write beta:a,b"):
+        logic.parse_prior("normal:0,1", "tpr")
+    with pytest.raises(bcm.PriorError) as err:
+        logic.parse_prior("elicit:0.9,0.95,0.9", "tpr")
+    with pytest.raises(bcm.PriorError) as lib:
+        bcm.priors.elicit_beta(mode=0.9, lower=0.95, prob=0.9)
+    assert str(err.value) == str(lib.value)
+
+
+def test_analysis_is_the_library_fit_binary_with_priors_and_k_class():
+    priors = {"tpr": bcm.priors.elicit_beta(mode=0.9, lower=0.8, prob=0.95),
+              "tnr": bcm.priors.coerce((2, 2))}
+    metrics = ["tpr", "tnr", "bm", "f1"]
+    got = logic.analyse(CM, priors=priors, metrics=metrics, hdi_prob=0.9, seed=3)
+    idata = _fit(CM, priors, seed=3)
+    pd.testing.assert_frame_equal(got.table, bcm.summary(idata, metrics=metrics, hdi_prob=0.9))
+    pd.testing.assert_frame_equal(got.deception, bcm.analysis.deception(idata))
+    mc = logic.matrix("multiclass", text=logic.EXAMPLE_MATRIX)
+    got = logic.analyse(mc, metrics=["kappa", "tpr", "f1_macro"])
+    pd.testing.assert_frame_equal(
+        got.table, bcm.summary(_fit(mc), metrics=["kappa", "tpr", "f1_macro"]))
+    # the NetCDF download is bcm.fit itself, the same draws
+    full = got.fit()
+    np.testing.assert_array_equal(full.posterior["theta"].values,
+                                  _fit(mc).posterior["theta"].values)
+
+
+def test_predictive_pmf_is_the_exact_one_with_the_page_priors():
+    priors = {"prevalence": bcm.priors.coerce((3, 3)), "tnr": bcm.priors.coerce((5, 2))}
+    got = logic.predictive(CM, "ba", 20, 30, priors=priors)
+    want = bcm.exact.metric_pmf(CM, "ba", 20, 30, priors={"tnr": priors["tnr"]})
+    pd.testing.assert_frame_equal(got, want.loc[logic.CLASSIFIER])
+    with pytest.raises(ValueError, match="binary"):
+        logic.predictive(logic.matrix("multiclass", text="a,b;1,2;3,4"), "acc", 5, 5)
+
+
+def _numbers(html: str) -> dict[str, str]:
+    return dict(re.findall(r'data-testid="([^"]+)">([^<]+)<', html))
+
+
+def test_the_page_object_updates_shows_errors_and_plans():
+    page = OneClassifier()
+    shown = _numbers(page.results.object)
+    table = bcm.summary(_fit(CM), metrics=list(logic.DEFAULT_METRICS))
+    for metric in logic.DEFAULT_METRICS:
+        row = table.loc[(logic.CLASSIFIER, metric)]
+        assert shown[f"{metric}-hdi-lower"] == f"{row.hdi_lower:.3f}"
+        assert shown[f"{metric}-hdi-width"] == f"{row.hdi_width:.3f}"
+    worse = bcm.analysis.deception(_fit(CM)).loc[logic.CLASSIFIER, "r_deceptive"]
+    assert _numbers(page.deception.object)["p-worse"] == f"{worse:.3f}"
+
+    page.state.tn = 20
+    cm20 = bcm.ConfusionMatrix(**{**logic.EXAMPLE, "tn": 20}, classifier=logic.CLASSIFIER)
+    want = bcm.summary(_fit(cm20), metrics=["tnr"]).loc[(logic.CLASSIFIER, "tnr"), "mean"]
+    assert _numbers(page.results.object)["tnr-mean"] == f"{want:.3f}"
+    pmf = bcm.exact.metric_pmf(cm20, "acc", 26, 8).loc[logic.CLASSIFIER]
+    mode = pmf.loc[pmf["probability"].idxmax(), "value"]
+    assert _numbers(page.pmf_text.object)["pmf-mode"] == f"{mode:.3f}"
+
+    page.state.prior_tnr = "beta:-1,2"  # not a Beta: the library refuses it
+    with pytest.raises(bcm.PriorError) as err:
+        bcm.priors.coerce("beta:-1,2", kind="beta", name="tnr")
+    assert page.notes["priors"].text == str(err.value)
+    assert page.analysis is None and "No results" in page.results.object
+    page.state.prior_tnr = "beta:1,1"
+    assert page.notes["priors"].text == "" and page.analysis is not None
+
+    page.state.ss_width = 0.3
+    page.plan()
+    plan = bcm.analysis.sample_size(0.3, metric="tnr", pilot=cm20, random_seed=1)
+    assert _numbers(page.plan_text.object)["n-required"] == str(plan.n_required)
+    pd.testing.assert_frame_equal(page.plan_frame, plan.to_frame())
