@@ -118,7 +118,7 @@ class CompareResult:
 @functools.lru_cache(maxsize=16)
 def _board_figure(board: Any, n: int) -> Figure:
     # remembered with its leaderboard: drawing it is most of an edit's time
-    fig, ax = new_figure(6, 1.2 + 0.5 * min(n, 10))
+    fig, ax = new_figure(6, 1.2 + 0.5 * min(n, 10), right=0.5)  # the colour bar's label
     bcm.plots.leaderboard(board, ax=ax)
     return fig
 

@@ -236,7 +236,7 @@ class NoLabelsResult:
     def figure(self) -> Figure:
         """Posterior means and HDIs of every Se, Sp and prevalence (a forest)."""
         t = self.summary
-        fig, ax = new_figure(6, 0.9 + 0.32 * len(t))
+        fig, ax = new_figure(6, 0.9 + 0.32 * len(t), left=1.6)  # room for the labels
         y = np.arange(len(t))[::-1]
         colors = {"sensitivity": "#4c72b0", "specificity": "#55a868", "prevalence": "#c44e52"}
         for yi, (_, row) in zip(y, t.iterrows(), strict=True):

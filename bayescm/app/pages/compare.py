@@ -14,7 +14,7 @@ import panel as pn
 
 import bayescm as bcm
 from bayescm.app import compare_logic as logic
-from bayescm.app.downloads import csv_download, figure_downloads, figure_pane
+from bayescm.app.downloads import csv_download, figure_downloads, figure_pane, show_figure
 from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section
 from bayescm.app.pages_common import InputError, PageState, frame_html
@@ -63,8 +63,9 @@ class Compare:
         self.comparison = pn.pane.HTML("", sizing_mode="stretch_width")
         self.board = pn.pane.HTML("", sizing_mode="stretch_width")
         self.remarks = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.diff_plot = figure_pane(None, max_width=720)
-        self.board_plot = figure_pane(None, max_width=720)
+        self.diff_plot = figure_pane(name="difference-plot")
+        self.board_plot = figure_pane(name="leaderboard-plot")
+        self.shown_board: Any = None
         self.figures: dict[str, Any] = {}
         self.state.param.watch(self.update, list(self.state.param)[1:])
 
@@ -75,25 +76,25 @@ class Compare:
                 s.design, options=DESIGNS, css_classes=["bcm-design"], sizing_mode="fixed",
                 width=330),
             "counts": pn.widgets.TextAreaInput.from_param(
-                s.counts, name="Confusion matrices: name, tp, fn, fp, tn (one classifier a "
+                s.counts, label="Confusion matrices: name, tp, fn, fp, tn (one classifier a "
                 "line)", height=130, css_classes=["bcm-counts"]),
             "cases": pn.widgets.TextAreaInput.from_param(
-                s.cases, name="Predictions (CSV): y_true, then one column per "
+                s.cases, label="Predictions (CSV): y_true, then one column per "
                 "classifier", height=150, css_classes=["bcm-cases"]),
             "positive": pn.widgets.TextInput.from_param(
-                s.positive, name="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
+                s.positive, label="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
             "metric": pn.widgets.AutocompleteInput.from_param(
-                s.metric, name="Metric", options=METRICS, restrict=False,
+                s.metric, label="Metric", options=METRICS, restrict=False,
                 case_sensitive=False, min_characters=1, css_classes=["bcm-metric"]),
-            "margin": pn.widgets.FloatInput.from_param(s.margin, name="Margin", step=0.01,
+            "margin": pn.widgets.FloatInput.from_param(s.margin, label="Margin", step=0.01,
                                                        css_classes=["bcm-margin"]),
-            "a": pn.widgets.TextInput.from_param(s.a, name="A", placeholder="first",
+            "a": pn.widgets.TextInput.from_param(s.a, label="A", placeholder="first",
                                                  css_classes=["bcm-a"]),
-            "b": pn.widgets.TextInput.from_param(s.b, name="B", placeholder="second",
+            "b": pn.widgets.TextInput.from_param(s.b, label="B", placeholder="second",
                                                  css_classes=["bcm-b"]),
-            "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, name="HDI mass",
+            "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, label="HDI mass",
                                                          step=0.01, css_classes=["bcm-hdi"]),
-            "seed": pn.widgets.IntInput.from_param(s.seed, name="Seed",
+            "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
         }
 
@@ -137,9 +138,10 @@ class Compare:
         self.remarks.object = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in res.notes)
         board = res.leaderboard_figure()
         self.figures = {"difference": res.difference_figure(), "leaderboard": board}
-        self.diff_plot.object = self.figures["difference"]
-        if self.board_plot.object is not board:  # the same leaderboard: nothing to redraw
-            self.board_plot.object = board
+        show_figure(self.diff_plot, self.figures["difference"], name="difference-plot")
+        if self.shown_board is not board:  # the same leaderboard: nothing to redraw
+            show_figure(self.board_plot, board, name="leaderboard-plot")
+            self.shown_board = board
 
     def view(self) -> Any:
         def table(attr: str) -> Any:
@@ -150,15 +152,15 @@ class Compare:
 
         self.outputs = pn.Column(
             section("A versus B", self.headline, self.comparison, self.diff_plot,
-                    pn.Row(csv_download(table("comparison_table"), "comparison.csv",
+                    pn.FlexBox(csv_download(table("comparison_table"), "comparison.csv",
                                         name="comparison"),
-                           figure_downloads(figure("difference"), "difference",
+                           *figure_downloads(figure("difference"), "difference",
                                             name="difference"))),
             section("Leaderboard: the probability of every rank", self.remarks, self.board,
                     self.board_plot,
-                    pn.Row(csv_download(table("leaderboard_table"), "leaderboard.csv",
+                    pn.FlexBox(csv_download(table("leaderboard_table"), "leaderboard.csv",
                                         name="leaderboard"),
-                           figure_downloads(figure("leaderboard"), "leaderboard",
+                           *figure_downloads(figure("leaderboard"), "leaderboard",
                                             name="leaderboard-plot"))),
             sizing_mode="stretch_width", visible=self.result is not None)
         inputs = section(

@@ -16,7 +16,13 @@ import panel as pn
 
 import bayescm as bcm
 from bayescm.app import nolabels_logic as logic
-from bayescm.app.downloads import csv_download, figure_downloads, figure_pane, netcdf_download
+from bayescm.app.downloads import (
+    csv_download,
+    figure_downloads,
+    figure_pane,
+    netcdf_download,
+    show_figure,
+)
 from bayescm.app.layout import columns, section
 from bayescm.app.pages.compare import keep_in_url, notes, show_error
 from bayescm.app.pages_common import InputError, frame_html
@@ -54,23 +60,23 @@ class NoLabels:
         s = self.state.param
         self.w = {
             "table": pn.widgets.TextAreaInput.from_param(
-                s.table, name="Agreement table: population, then one column per cell",
+                s.table, label="Agreement table: population, then one column per cell",
                 height=110, css_classes=["bcm-table"]),
             "priors": pn.widgets.TextAreaInput.from_param(
-                s.priors, name="Priors", height=80, css_classes=["bcm-priors"],
+                s.priors, label="Priors", height=80, css_classes=["bcm-priors"],
                 placeholder="sensitivity A: beta(20, 4)"),
             "dependence": pn.widgets.TextInput.from_param(
-                s.dependence, name="Conditionally dependent pairs", placeholder="A~B (or all)",
+                s.dependence, label="Conditionally dependent pairs", placeholder="A~B (or all)",
                 css_classes=["bcm-dependence"]),
-            "draws": pn.widgets.IntInput.from_param(s.draws, name="Draws per chain",
+            "draws": pn.widgets.IntInput.from_param(s.draws, label="Draws per chain",
                                                     css_classes=["bcm-draws"]),
-            "tune": pn.widgets.IntInput.from_param(s.tune, name="Tuning steps",
+            "tune": pn.widgets.IntInput.from_param(s.tune, label="Tuning steps",
                                                    css_classes=["bcm-tune"]),
-            "chains": pn.widgets.IntInput.from_param(s.chains, name="Chains",
+            "chains": pn.widgets.IntInput.from_param(s.chains, label="Chains",
                                                      css_classes=["bcm-chains"]),
-            "seed": pn.widgets.IntInput.from_param(s.seed, name="Seed",
+            "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
-            "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, name="HDI mass",
+            "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, label="HDI mass",
                                                          step=0.01, css_classes=["bcm-hdi"]),
         }
         self.verdict = pn.pane.HTML("", sizing_mode="stretch_width")
@@ -86,7 +92,7 @@ class NoLabels:
         self.convergence = pn.pane.HTML("", sizing_mode="stretch_width")
         self.table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.check = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.plot = figure_pane(None, max_width=720)
+        self.plot = figure_pane(name="posterior-plot")
         self.fit_button.on_click(self.start)
         self.cancel_button.on_click(self.cancel)
         self.state.param.watch(self.edited, list(INPUTS))
@@ -184,7 +190,7 @@ class NoLabels:
                                        "posterior")
         self.check.object = frame_html(res.check, "check", digits=3)
         self.figure = res.figure()
-        self.plot.object = self.figure
+        show_figure(self.plot, self.figure, name="posterior-plot")
         self.outputs.visible = True
 
     def view(self) -> Any:
@@ -194,8 +200,8 @@ class NoLabels:
         self.outputs = pn.Column(
             section("Convergence", self.convergence),
             section("Sensitivity, specificity and prevalence", self.table, self.plot,
-                    pn.Row(csv_download(get("summary"), "posterior.csv", name="posterior"),
-                           figure_downloads(lambda: self.figure if self.result else None,
+                    pn.FlexBox(csv_download(get("summary"), "posterior.csv", name="posterior"),
+                           *figure_downloads(lambda: self.figure if self.result else None,
                                             "posterior", name="posterior-plot"),
                            netcdf_download(lambda: None if self.result is None
                                            else bcm.load(self.result.path), "fit.nc",

@@ -43,15 +43,15 @@ class Upload:
         self.file = pn.widgets.FileInput(accept=".csv,.tsv,.txt", multiple=False,
                                          css_classes=["bcm-file"])
         self.w = {
-            "truth": pn.widgets.TextInput.from_param(s.truth, name="True-label column",
+            "truth": pn.widgets.TextInput.from_param(s.truth, label="True-label column",
                                                      css_classes=["bcm-truth"]),
-            "group": pn.widgets.TextInput.from_param(s.group, name="Group column",
+            "group": pn.widgets.TextInput.from_param(s.group, label="Group column",
                                                      css_classes=["bcm-group"]),
             "population": pn.widgets.TextInput.from_param(
-                s.population, name="Population column", css_classes=["bcm-population"]),
+                s.population, label="Population column", css_classes=["bcm-population"]),
             "positive": pn.widgets.TextInput.from_param(
-                s.positive, name="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
-            "seed": pn.widgets.IntInput.from_param(s.seed, name="Seed",
+                s.positive, label="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
+            "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
         }
         self.found = pn.pane.HTML("<p>Choose a file.</p>", sizing_mode="stretch_width")
