@@ -125,17 +125,20 @@ def test_job_reports_progress_and_gives_the_fit_of_the_same_seed(tmp_path) -> No
     check = bcm.posterior_predictive_check(bcm.load(result.path))
     assert result.check["p_value"].to_dict() == check["p_value"].to_dict()
     assert set(result.summary["parameter"]) == {"sensitivity", "specificity", "prevalence"}
+    job.discard()
+    assert not result.path.exists()
 
 
-def test_cancel_stops_the_sampler(tmp_path) -> None:
-    job = nl.FitJob(nl.NoLabelsState(draws=10**7, tune=1000, chains=2),
-                    directory=tmp_path).start()
+def test_cancel_stops_the_sampler() -> None:
+    job = nl.FitJob(nl.NoLabelsState(draws=10**7, tune=1000, chains=2)).start()
     assert _wait(job, until="sampling (NUTS)").state == "running"
     p = job.cancel()
     assert p.state == "cancelled"
     assert not job._process.is_alive()
     with pytest.raises(RuntimeError, match="cancelled"):
         job.result()
+    job.discard()  # its own temporary directory goes too
+    assert not job._dir.exists()
 
 
 def test_failing_fit_reports_the_library_message(tmp_path) -> None:

@@ -26,6 +26,7 @@ import dataclasses
 import multiprocessing
 import queue
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -343,6 +344,7 @@ class FitJob:
 
     def __init__(self, state: NoLabelsState, *, directory: str | Path | None = None) -> None:
         self.state = state
+        self._owns_dir = directory is None  # a directory made here is removed by discard()
         self._dir = Path(directory or tempfile.mkdtemp(prefix="bayescm-app-"))
         self._path = self._dir / "fit.nc"
         self._process: Any = None
@@ -401,6 +403,15 @@ class FitJob:
             self._process.join(5)
             self._status = "cancelled"
         return self.poll()
+
+    def discard(self) -> None:
+        """Stop the child if it runs and delete the fit's file (a server would otherwise
+        keep one NetCDF per fit until it stops)."""
+        self.cancel()
+        if self._owns_dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+        else:
+            self._path.unlink(missing_ok=True)
 
     def result(self) -> NoLabelsResult:
         """The summarised fit (after ``poll().state == "done"``)."""

@@ -53,6 +53,7 @@ class NoLabels:
         self.state = keep_in_url(logic.NoLabelsState(), self.notes)
         self.built: logic.Built | None = None
         self.job: logic.FitJob | None = None
+        self.done: logic.FitJob | None = None  # the job whose fit is shown (its file)
         self.poller: Any = None
         self.finishing = False
         self.result: logic.NoLabelsResult | None = None
@@ -126,6 +127,7 @@ class NoLabels:
     def start(self, *_events: Any) -> None:
         if self.built is None or self.job is not None:
             return
+        self.forget()
         self.job = logic.FitJob(logic.NoLabelsState.from_params(self.state)).start()
         self.finishing = False
         self.fit_button.disabled = True
@@ -161,6 +163,7 @@ class NoLabels:
             return
         self.stop()
         if p.state == "done":
+            self.done = job
             self.result = job.result()
             self.say(f"Fitted in {p.elapsed:.1f} s.")
             self.show()
@@ -171,9 +174,15 @@ class NoLabels:
     def cancel(self, *_events: Any) -> None:
         if self.job is None:
             return
-        self.job.cancel()
+        self.job.discard()
         self.stop()
         self.say("Cancelled.")
+
+    def forget(self, *_args: Any) -> None:
+        """Delete the shown fit's file (a new fit replaces it, or the reader left)."""
+        if self.done is not None:
+            self.done.discard()
+            self.done = None
 
     # -- results -------------------------------------------------------------------------------
     def show(self) -> None:
@@ -230,6 +239,8 @@ class NoLabels:
 def build() -> Any:
     logic.warm()
     page = NoLabels()
+    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        pn.state.on_session_destroyed(lambda _ctx: (page.cancel(), page.forget()))
     linked = page.state.fitted  # opened from a link to a fitted page: fit again
     layout = page.view()
     page.edited()
