@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,20 @@ sys.path.insert(0, str(ROOT))
 
 from bayescm.app.server import free_port  # noqa: E402
 from tools.browser import chromium  # noqa: E402
+
+# true once the element with data-testid=id (inside any shadow root) shows ``text``
+SHOWN = """([id, text]) => {
+  const find = (root) => {
+    const hit = root.querySelector(`[data-testid="${id}"]`);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { const h = find(el.shadowRoot); if (h) return h; }
+    }
+    return null;
+  };
+  const el = find(document);
+  return el !== null && el.textContent.trim() === text;
+}"""
 
 
 def rss_mb(pid: int) -> float:
@@ -95,8 +108,9 @@ def main() -> None:
                 box.fill(str(tn))
                 t0 = time.perf_counter()
                 box.press("Enter")
-                shown = re.compile(f"^{re.escape(want[tn])}$")
-                page.get_by_test_id("tnr-hdi-lower").filter(has_text=shown).wait_for()
+                # checked on every animation frame: Playwright's locator waits poll at up
+                # to 500 ms intervals, which would be measured as latency
+                page.wait_for_function(SHOWN, arg=["tnr-hdi-lower", want[tn]], polling="raf")
                 latencies.append(time.perf_counter() - t0)
             print(f"update latency after an edit (exact path, {len(tns)} edits): median "
                   f"{statistics.median(latencies):.3f} s, max {max(latencies):.3f} s")

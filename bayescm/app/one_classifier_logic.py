@@ -233,10 +233,11 @@ def predictive(data: ConfusionMatrix, metric: str, n_pos: int, n_neg: int, *,
 
 
 def pmf_plot(frame: pd.DataFrame, metric: str, ax: Any) -> Any:
-    """Stems of the pmf (values of zero probability left out)."""
+    """Stems of the pmf (values of negligible probability left out)."""
     values = frame["value"].to_numpy(float)
     probs = frame["probability"].to_numpy(float)
-    shown = np.isfinite(values) & (probs > 0)
+    # values holding at least 1e-4 of the largest mass: where the mass is, as plots.metric_pmf
+    shown = np.isfinite(values) & (probs >= 1e-4 * probs.max())
     ax.vlines(values[shown], 0, probs[shown], color="C0", lw=1)  # stems, drawn in one call
     ax.plot(values[shown], probs[shown], "o", color="C0", ms=3)
     ax.set_ylim(bottom=0)
