@@ -59,6 +59,12 @@ def test_identifiability_verdict_is_the_library_message() -> None:
                                                      "specificity": [flat] * 2,
                                                      "prevalence": [flat] * 2})
     assert nl.build(nl.NoLabelsState()).identifiability == two.message
+    # one classifier: the library's own verdict for it
+    one = nl.build(nl.NoLabelsState(table="+, -\n30, 70"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bcm.models.hui_walter(nl.parse_table("+, -\n30, 70"))
+    assert (one.identified, one.identifiability) == ("none", str(caught[0].message))
 
 
 def test_elicited_priors_are_the_library_helpers() -> None:

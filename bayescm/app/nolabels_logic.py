@@ -201,26 +201,14 @@ def build(state: NoLabelsState) -> Built:
     pairs = parse_pairs(state.dependence)
     with field("dependence"):
         bcm.models.hui_walter(table, conditional_dependence=pairs, identifiability="ignore")
-    with field("priors"), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", bcm.models.IdentifiabilityWarning)
+    with field("priors"), warnings.catch_warnings():
+        # the verdict is shown on the page (below), not raised as a warning
+        warnings.simplefilter("ignore", bcm.models.IdentifiabilityWarning)
         model = bcm.models.hui_walter(table, priors=priors, conditional_dependence=pairs)
-    said = [w for w in caught if issubclass(w.category, bcm.models.IdentifiabilityWarning)]
-    if said:
-        text = str(said[0].message)
-        status = "none" if "not identified" in text else "priors"
-        return Built(table, model, status, text)
-    n_pairs = 0 if pairs is False else (len(table.classifiers) * (len(table.classifiers) - 1)
-                                        // 2 if pairs is True else len(pairs))
-    if table.complete:
-        # the library's counting argument; with the data identifying the model its verdict
-        # does not depend on the priors, so flat ones are passed
-        flat = bcm.priors.Beta(1, 1)
-        verdict = bcm.models.check_identifiability(
-            len(table.classifiers), len(table.populations), n_pairs,
-            {"sensitivity": [flat], "specificity": [flat], "prevalence": [flat]})
-        return Built(table, model, "data", verdict.message)
-    return Built(table, model, "data", "Identified by the data (the Jacobian of the observed "
-                                       "cells' probabilities has full rank).")
+    # the family records its identifiability verdict with the model (as fit puts it
+    # in idata.attrs)
+    attrs = bcm.models.family_of(model).attrs(bcm.models.spec_of(model))
+    return Built(table, model, attrs["identifiability_status"], attrs["identifiability"])
 
 
 @dataclasses.dataclass(frozen=True)
