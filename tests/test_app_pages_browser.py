@@ -44,6 +44,12 @@ def test_compare_shows_the_library_numbers_and_follows_edits(open_page, tmp_path
     enter(page, "margin", "0.05")
     expect(page.get_by_test_id("p-better")).to_have_text(independent(margin=0.05)[0])
     assert "margin=0.05" in page.url
+    # the downloaded table holds the comparison shown
+    with page.expect_download() as info:
+        page.locator(".bcm-download-comparison button").click()
+    table = pd.read_csv(info.value.path())
+    assert f"{table.loc[0, 'p_better']:.3f}" == independent(margin=0.05)[0]
+    assert table.loc[0, "margin"] == 0.05
     screenshot(page, tmp_path, "compare")
     # bad input: the library's message under the field, never a traceback
     enter(page, "counts", "name, tp, fn, fp, tn\nA, 40, 7, 8, 15\nB, 31, -9, 13, 20")
