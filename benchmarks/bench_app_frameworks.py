@@ -9,6 +9,8 @@ every edit).  For each framework the script prints
   Chromium (``tools/browser.py``: Debian's chromium through Playwright),
 * update latency: from committing a new value in the input (Enter) to the new number
   shown, median of 5 edits,
+* memory: the server's RSS (with its child processes: Voila's kernels) per extra open
+  session, from 1 to 5 sessions,
 
 and how the framework shows the same app inside Jupyter (a fact of its design, not a
 measurement).  Frameworks not installed are listed with the command that installs
@@ -21,6 +23,7 @@ them.  The machine is shared: figures are upper bounds.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -67,6 +70,7 @@ display(w.VBox([tn, out]))
 '''),
 }
 
+SESSIONS = 5
 INSTALL = {"panel": "pip install panel", "streamlit": "pip install streamlit",
            "voila": "pip install voila ipywidgets"}
 
@@ -120,7 +124,30 @@ def expected(tn: int) -> str:
     return f"TNR 95% HDI: {row.hdi_lower:.4f}-{row.hdi_upper:.4f}"
 
 
-def measure(name: str, context, work: Path) -> tuple[float, float]:
+def tree_rss_mb(pid: int) -> float:
+    """RSS of a process and all its descendants (Voila's kernels are children)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        todo += [c for c, pp in parents.items() if pp == p and c not in tree]
+    total = 0
+    for p in tree:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total / 1024
+
+
+def measure(name: str, context, work: Path) -> tuple[float, float, float]:
     path = write_app(name, work)
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -142,8 +169,16 @@ def measure(name: str, context, work: Path) -> tuple[float, float]:
             box.press("Enter")
             page.get_by_text(want).wait_for(timeout=60_000)
             latencies.append(time.perf_counter() - t0)
-        page.close()
-        return cold, statistics.median(latencies)
+        one = tree_rss_mb(server.pid)
+        pages = [page]
+        for _ in range(SESSIONS - 1):
+            pages.append(context.new_page())
+            pages[-1].goto(url(name, port))
+            pages[-1].get_by_text(expected(6)).wait_for(timeout=120_000)
+        per_session = (tree_rss_mb(server.pid) - one) / (SESSIONS - 1)
+        for p in pages:
+            p.close()
+        return cold, statistics.median(latencies), per_session
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -152,17 +187,18 @@ def measure(name: str, context, work: Path) -> tuple[float, float]:
 def main() -> None:
     found = [n for n in APPS if importlib.util.find_spec(n) is not None]
     missing = [n for n in APPS if n not in found]
-    print("framework   cold start to first render (s)   update latency, median of 5 (s)")
+    print("framework   cold start to first render (s)   update latency, median of 5 (s)"
+          f"   MB per extra session ({SESSIONS} sessions)")
     with tempfile.TemporaryDirectory() as tmp, chromium(Path(tmp) / "profile") as context:
         for name in found:
             work = Path(tmp) / name
             work.mkdir()
             try:
-                cold, update = measure(name, context, work)
+                cold, update, per_session = measure(name, context, work)
             except Exception as err:  # one broken framework must not hide the others
                 print(f"{name:<11} failed: {type(err).__name__}: {str(err)[:200]}")
                 continue
-            print(f"{name:<11} {cold:>10.2f} {update:>32.3f}", flush=True)
+            print(f"{name:<11} {cold:>10.2f} {update:>32.3f} {per_session:>24.1f}", flush=True)
     for name in missing:
         print(f"{name:<11} not installed ({INSTALL[name]})")
     print("\ninside Jupyter:")

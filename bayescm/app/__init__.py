@@ -87,6 +87,12 @@ def app(page: str | None = None) -> Any:
     -------
     panel.viewable.Viewable
         Displays itself as the last expression of a cell.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> type(bcm.app()).__name__          # in a notebook cell, this shows the app
+    'Tabs'
     """
     from bayescm.app.server import app as _app
 
@@ -95,7 +101,13 @@ def app(page: str | None = None) -> Any:
 
 def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
           threaded: bool = False, allow_origins: list[str] | None = None) -> Any:
-    """Serve the app over HTTP; see :func:`bayescm.app.server.serve`."""
+    """Serve the app over HTTP; see :func:`bayescm.app.server.serve`.
+
+    Examples
+    --------
+    >>> server = serve(port=0, threaded=True)   # a free port, in a background thread
+    >>> server.stop()
+    """
     from bayescm.app.server import serve as _serve
 
     return _serve(port=port, host=host, show=show, threaded=threaded,

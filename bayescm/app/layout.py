@@ -14,7 +14,7 @@ from typing import Any
 
 from bayescm.app.registry import Page, pages
 
-__all__ = ["columns", "header", "section", "shell"]
+__all__ = ["columns", "header", "section", "shell", "soon"]
 
 NAV_CSS = """
 <style>
@@ -66,3 +66,19 @@ def shell(page: Page, *, links: bool = True) -> Any:
 
     return pn.Column(header(page, links=links), page.build(), sizing_mode="stretch_width",
                      styles={"max-width": "1200px"})
+
+
+def soon(callback: Any) -> None:
+    """Run ``callback`` after the current changes have reached the browser.
+
+    In a served session it is scheduled on the server's next tick, so what the current
+    callback changed (the numbers) is sent first and slow work (drawing figures)
+    follows; elsewhere (Jupyter, tests) it runs now.
+    """
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        doc.add_next_tick_callback(callback)
+    else:
+        callback()

@@ -25,7 +25,7 @@ from bayescm.app.downloads import (
     show_figure,
 )
 from bayescm.app.errors import ErrorNote
-from bayescm.app.layout import columns, section
+from bayescm.app.layout import columns, section, soon
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
 
@@ -99,6 +99,7 @@ class OneClassifier:
     def __init__(self) -> None:
         self.state = State()
         self.analysis: logic.Analysis | None = None
+        self.rows: Any = None
         self.pmf_frame: Any = None
         self.figures: dict[str, Any] = {}
         self.url_note = ErrorNote("url")
@@ -192,16 +193,16 @@ class OneClassifier:
         self.show_results()
         self.update_pmf()
         self.update_rule()
+        soon(self.draw)  # the numbers reach the browser first, the figures right after
 
     def show_results(self) -> None:
         a = self.analysis
+        self.rows = None if a is None else logic.table_rows(a.table)
         if a is None:
             self.results.object = "<p><i>No results: correct the input above.</i></p>"
             self.deception.object = ""
-            show_figure(self.forest, None)
             return
-        rows = logic.table_rows(a.table)
-        self.results.object = results_html(rows, a.hdi_prob)
+        self.results.object = results_html(self.rows, a.hdi_prob)
         d = a.deception.iloc[0]
         self.deception.object = (
             "<small>width: the HDI's width, Tötsch &amp; Hoffmann's <i>metric "
@@ -209,35 +210,39 @@ class OneClassifier:
             '<p>Probability of being <b>worse than guessing</b> (informedness &lt; 0): '
             f'<span data-testid="p-worse">{d["r_deceptive"]:.3f}</span>; better than '
             f'guessing: <span data-testid="p-better">{d["r_informative"]:.3f}</span>.</p>')
-        longest = max(len(k) for k in rows.index)
-        fig, ax = new_figure(6.0, 0.9 + 0.3 * len(rows), left=0.25 + 0.075 * longest,
-                             bottom=0.5, top=0.35)
-        logic.forest(rows, ax, hdi_prob=a.hdi_prob)
-        self.figures["posterior"] = fig
-        show_figure(self.forest, fig, name="posterior-plot")
 
     def update_pmf(self, *_events: Any) -> None:
         s, a = self.state, self.analysis
         self.pmf_frame = None
-        if a is None or s.kind != "binary":
-            show_figure(self.pmf_plot, None)
-            self.pmf_text.object = ("<i>For a binary matrix.</i>" if s.kind != "binary" else "")
-            return
-        frame = self.notes["pmf"].run(lambda: logic.predictive(
-            a.data, s.pmf_metric, s.pmf_pos, s.pmf_neg, priors=self.prior_values))
-        if frame is None:
-            show_figure(self.pmf_plot, None)
-            self.pmf_text.object = ""
-            return
-        self.pmf_frame = frame
-        fig, ax = new_figure(6.0, 2.8)
-        logic.pmf_plot(frame, s.pmf_metric, ax)
-        self.figures["pmf"] = fig
-        show_figure(self.pmf_plot, fig, name="pmf-plot")
-        mode = frame.loc[frame["probability"].idxmax()]
-        self.pmf_text.object = (f"<small>Most likely {html.escape(s.pmf_metric)} = "
-                                f'<span data-testid="pmf-mode">{mode["value"]:.3f}</span> '
-                                f"(probability {mode['probability']:.3f}).</small>")
+        self.pmf_text.object = "<i>For a binary matrix.</i>" if s.kind != "binary" else ""
+        if a is not None and s.kind == "binary":
+            self.pmf_frame = self.notes["pmf"].run(lambda: logic.predictive(
+                a.data, s.pmf_metric, s.pmf_pos, s.pmf_neg, priors=self.prior_values))
+        if self.pmf_frame is not None:
+            mode = self.pmf_frame.loc[self.pmf_frame["probability"].idxmax()]
+            self.pmf_text.object = (
+                f"<small>Most likely {html.escape(s.pmf_metric)} = "
+                f'<span data-testid="pmf-mode">{mode["value"]:.3f}</span> '
+                f"(probability {mode['probability']:.3f}).</small>")
+        if _events:  # an edit of the pmf's own inputs: redraw it (update() draws otherwise)
+            soon(self.draw)
+
+    def draw(self) -> None:
+        """The figures of the current results (drawn after the numbers are sent)."""
+        with pn.io.hold():
+            self.figures["posterior"] = self.figures["pmf"] = None
+            if self.rows is not None:
+                longest = max(len(k) for k in self.rows.index)
+                fig, ax = new_figure(6.0, 0.9 + 0.3 * len(self.rows),
+                                     left=0.25 + 0.075 * longest, bottom=0.5, top=0.35)
+                logic.forest(self.rows, ax, hdi_prob=self.analysis.hdi_prob)
+                self.figures["posterior"] = fig
+            if self.pmf_frame is not None:
+                fig, ax = new_figure(6.0, 2.8)
+                logic.pmf_plot(self.pmf_frame, self.state.pmf_metric, ax)
+                self.figures["pmf"] = fig
+            show_figure(self.forest, self.figures["posterior"], name="posterior-plot")
+            show_figure(self.pmf_plot, self.figures["pmf"], name="pmf-plot")
 
     def update_rule(self, *_events: Any) -> None:
         from bayescm.analysis import sample_size_rule
