@@ -16,7 +16,7 @@ import bayescm as bcm
 from bayescm.app import compare_logic as logic
 from bayescm.app.downloads import csv_download, figure_downloads, figure_pane, show_figure
 from bayescm.app.errors import ErrorNote
-from bayescm.app.layout import columns, section
+from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages_common import InputError, PageState, frame_html
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
@@ -66,7 +66,6 @@ class Compare:
         self.diff_plot = figure_pane(name="difference-plot")
         self.board_plot = figure_pane(name="leaderboard-plot")
         self.shown_board: Any = None
-        self.figures: dict[str, Any] = {}
         self.state.param.watch(self.update, list(self.state.param)[1:])
 
     def _widgets(self) -> None:
@@ -136,9 +135,13 @@ class Compare:
         self.comparison.object = frame_html(res.comparison_table, "comparison")
         self.board.object = frame_html(res.leaderboard_table, "board", digits=3)
         self.remarks.object = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in res.notes)
+        soon(lambda: self.draw(res))  # the numbers reach the browser first
+
+    def draw(self, res: logic.CompareResult) -> None:
+        if res is not self.result:  # an edit came since: its own draw follows
+            return
         board = res.leaderboard_figure()
-        self.figures = {"difference": res.difference_figure(), "leaderboard": board}
-        show_figure(self.diff_plot, self.figures["difference"], name="difference-plot")
+        show_figure(self.diff_plot, res.difference_figure(), name="difference-plot")
         if self.shown_board is not board:  # the same leaderboard: nothing to redraw
             show_figure(self.board_plot, board, name="leaderboard-plot")
             self.shown_board = board
@@ -148,7 +151,9 @@ class Compare:
             return lambda: None if self.result is None else getattr(self.result, attr)
 
         def figure(name: str) -> Any:
-            return lambda: self.figures.get(name) if self.result is not None else None
+            return lambda: None if self.result is None else (
+                self.result.difference_figure() if name == "difference"
+                else self.result.leaderboard_figure())
 
         self.outputs = pn.Column(
             section("A versus B", self.headline, self.comparison, self.diff_plot,

@@ -23,7 +23,7 @@ from bayescm.app.downloads import (
     netcdf_download,
     show_figure,
 )
-from bayescm.app.layout import columns, section
+from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages.compare import keep_in_url, notes, show_error
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
@@ -198,9 +198,9 @@ class NoLabels:
         self.table.object = frame_html(res.summary.set_index(["parameter", "unit"]),
                                        "posterior")
         self.check.object = frame_html(res.check, "check", digits=3)
-        self.figure = res.figure()
-        show_figure(self.plot, self.figure, name="posterior-plot")
         self.outputs.visible = True
+        self.figure = res.figure()
+        soon(lambda: show_figure(self.plot, self.figure, name="posterior-plot"))
 
     def view(self) -> Any:
         def get(attr: str) -> Any:
