@@ -15,11 +15,10 @@ import panel as pn
 import bayescm as bcm
 from bayescm.app import compare_logic as logic
 from bayescm.app.downloads import csv_download, figure_downloads, figure_pane, show_figure
-from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section, soon
-from bayescm.app.pages_common import InputError, PageState, frame_html
+from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
-from bayescm.app.state import sync_url
 
 INTRO = (
     "Is classifier A better than B by at least a margin, and who wins among several? "
@@ -28,26 +27,6 @@ INTRO = (
     "they share are accounted for).")
 DESIGNS = {"Different test sets": "independent", "Same cases (paired)": "paired"}
 METRICS = sorted(set(bcm.metrics.names()) | set(bcm.metrics.multiclass_names()))
-
-
-def notes(names: Any) -> dict[str, ErrorNote]:
-    """One :class:`ErrorNote` per field (and ``url`` for a link's refused values)."""
-    return {n: ErrorNote(n) for n in ("url", *names)}
-
-
-def show_error(found: dict[str, ErrorNote], err: InputError) -> None:
-    """Show ``err`` under its field and clear the other fields' notes."""
-    for name, note in found.items():
-        if name != "url":
-            note.clear()
-    found.get(err.field, found[next(n for n in found if n != "url")]).show(err.message)
-
-
-def keep_in_url(state: PageState, found: dict[str, ErrorNote]) -> Any:
-    """The page's ``param`` mirror of ``state``, kept in the URL (restored from it now)."""
-    params = state.params()
-    sync_url(params, on_error=lambda msgs: found["url"].show(" ".join(msgs)))
-    return params
 
 
 class Compare:
@@ -111,9 +90,7 @@ class Compare:
             show_error(self.notes, err)
             self.result = None
         else:
-            for name, note in self.notes.items():
-                if name != "url":
-                    note.clear()
+            clear_errors(self.notes)
         self.show()
 
     def show(self) -> None:

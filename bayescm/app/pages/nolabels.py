@@ -24,7 +24,7 @@ from bayescm.app.downloads import (
     show_figure,
 )
 from bayescm.app.layout import columns, section, soon
-from bayescm.app.pages.compare import keep_in_url, notes, show_error
+from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -114,8 +114,7 @@ class NoLabels:
             self.verdict.object = ""
             self.fit_button.disabled = True
             return
-        for name in INPUTS:
-            self.notes[name].clear()
+        clear_errors(self.notes)
         b = self.built
         self.verdict.object = (
             f'<p style="color:{VERDICT_COLORS[b.identified]}"><b>Identifiability '

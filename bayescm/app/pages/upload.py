@@ -17,7 +17,7 @@ import panel as pn
 from bayescm.app import upload_logic as logic
 from bayescm.app.downloads import csv_download
 from bayescm.app.layout import columns, section
-from bayescm.app.pages.compare import keep_in_url, notes, show_error
+from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -73,9 +73,7 @@ class Upload:
             self.found.object = "<p><i>No analysis: correct the input above.</i></p>"
             self.results.objects = []
             return
-        for name, note in self.notes.items():
-            if name != "url":
-                note.clear()
+        clear_errors(self.notes)
         self.show(self.result)
 
     def show(self, res: logic.UploadResult) -> None:
