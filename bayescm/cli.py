@@ -3,7 +3,9 @@
 ``bayescm summarize --tp 26 --fn 0 --fp 2 --tn 6`` prints every metric's posterior
 (``--json`` for machine-readable output); ``bayescm summarize --matrix
 'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'`` or ``--csv predictions.csv`` does the same
-for a K-class confusion matrix; ``bayescm demo`` runs the main job on the built-in
+for a K-class confusion matrix; ``--csv predictions.csv --groups sex site`` (and/or
+``--time date --window 7D``) slices one classifier's predictions and summarises each
+slice (:mod:`bayescm.cli_slices`); ``bayescm demo`` runs the main job on the built-in
 literature collection and writes its results; ``bayescm app`` serves the web app
 (needs the ``[app]`` extra) and prints its address.  ``--draws`` means draws per chain in
 every subcommand, as in :func:`bayescm.fit`.
@@ -25,15 +27,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayescm import cli_input, cli_slices
+from bayescm.cli_input import parse_matrix
 from bayescm.data import CELLS
 
-__all__ = ["main"]
+__all__ = ["main", "parse_matrix"]
 
 
 # The models --model offers for each kind of data (bcm.metrics.registry_for(data).kind);
 # the first is the default.
 MODELS = {"binary": ("three_beta", "dirichlet_multinomial"),
-          "multiclass": ("multiclass_rows", "multiclass_cells")}
+          "multiclass": ("multiclass_rows", "multiclass_cells"),
+          "sliced": ("three_beta", "dirichlet_multinomial", "groups")}
 
 
 def _floats(text: str) -> float | list[float]:
@@ -64,8 +69,10 @@ def _build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "summarize", help="posterior of every metric of a binary or K-class confusion matrix",
         description="Posterior of every metric of a confusion matrix: a binary one "
-                    "(--tp --fn --fp --tn), a K-class one (--matrix), or the K-class "
-                    "matrices of classifiers' predictions (--csv).")
+                    "(--tp --fn --fp --tn), a K-class one (--matrix), the K-class "
+                    "matrices of classifiers' predictions (--csv), or one classifier's "
+                    "predictions sliced by groups and time windows (--csv with --groups "
+                    "and/or --time --window), summarised per slice.")
     for cell in CELLS:
         s.add_argument(f"--{cell}", type=float, default=None, help=f"count of {cell} (binary)")
     s.add_argument("--matrix", metavar="TEXT", default=None,
@@ -83,11 +90,15 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--labels", default=None,
                    help="comma-separated class labels of the CSV, fixing their order and "
                         "adding classes nobody saw or predicted (default: every label seen)")
-    s.add_argument("--model", choices=[*MODELS["binary"], *MODELS["multiclass"]], default=None,
-                   help="default three_beta for a binary matrix, multiclass_rows for a "
-                        "K-class one (multiclass_cells: a Dirichlet over the K*K cells)")
-    s.add_argument("--sampler", choices=["exact", "nuts"], default="exact",
-                   help="exact conjugate draws (default) or NUTS")
+    cli_slices.add_arguments(s)
+    s.add_argument("--model", choices=list(dict.fromkeys(x for m in MODELS.values() for x in m)),
+                   default=None,
+                   help="default three_beta for a binary matrix or its slices (groups: "
+                        "partial pooling across slices), multiclass_rows for a K-class one "
+                        "(multiclass_cells: a Dirichlet over the K*K cells)")
+    s.add_argument("--sampler", choices=["exact", "nuts"], default=None,
+                   help="exact conjugate draws (the default where the model has them) or "
+                        "NUTS")
     s.add_argument("--prior", type=_prior_arg, action="append", default=[],
                    metavar="NAME=SPEC",
                    help="e.g. tpr=beta:20,4, or rows=dirichlet:2,1,1 for a K-class model "
@@ -95,7 +106,9 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prevalence", type=_floats, default=None,
                    help="fixed prevalence of a designed test set: one number (binary) or K "
                         "comma-separated class prevalences in label order (multiclass_rows)")
-    s.add_argument("--metrics", default=None, help="comma-separated metric keys (default all)")
+    s.add_argument("--metrics", default=None,
+                   help="comma-separated metric keys (default all; for slices "
+                        f"{cli_slices.DEFAULT_METRICS})")
     s.add_argument("--hdi-prob", type=float, default=0.95)
     s.add_argument("--draws", type=int, default=1000,
                    help="draws per chain, as in bcm.fit (total = draws x chains; default "
@@ -105,7 +118,9 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true",
                    help="machine-readable output; its 'metrics' are {metric: statistics} for "
                         "a binary matrix, {classifier: {metric: statistics, or {class: "
-                        "statistics} for a per-class metric}} for K classes")
+                        "statistics} for a per-class metric}} for K classes, {slice: {metric: "
+                        "statistics}} for slices (with 'classifier' and 'slices': levels, "
+                        "counts, n, empty)")
 
     u = sub.add_parser("unlabeled", help="Se, Sp and prevalence from classifiers' agreement "
                        "on unlabelled data (Hui-Walter)")
@@ -173,19 +188,25 @@ def _summarize(args: argparse.Namespace) -> int:
     from bayescm import idata as idata_mod
     from bayescm.inference import fit_closed_form
 
-    data = _summarize_input(args)
+    data = cli_input.summarize_input(args)
     registry = bcm.metrics.registry_for(data)
-    model = args.model or MODELS[registry.kind][0]
-    if model not in MODELS[registry.kind]:
+    sliced = getattr(data, "unit", None) == "slice"
+    kind = "sliced" if sliced else registry.kind
+    model = args.model or MODELS[kind][0]
+    if model not in MODELS[kind]:
         raise ValueError(
-            f"--model {model} does not take a {registry.kind} confusion matrix; choose "
-            f"{' or '.join(MODELS[registry.kind])}.")
+            f"--model {model} does not take a {kind} confusion matrix; choose "
+            f"{' or '.join(MODELS[kind])}.")
     priors = dict(args.prior)
     options = {} if args.prevalence is None else {"prevalence": args.prevalence}
     builder = getattr(bcm.models, model)
     if options and "prevalence" not in inspect.signature(builder).parameters:
         raise ValueError(f"--prevalence does not apply to the {model} model.")
-    metrics = args.metrics.split(",") if args.metrics else None
+    metrics = (args.metrics or (cli_slices.DEFAULT_METRICS if sliced else "")).split(",")
+    metrics = [m for m in metrics if m] or None
+    if args.sampler is None:  # exact where the family has a closed form, else NUTS
+        family = bcm.models.get_family(model)
+        args.sampler = "exact" if family.closed_form(data, priors, options) else "nuts"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", bcm.ConvergenceWarning)
         if args.sampler == "exact":  # the family's closed form, no model: no PyMC, no ArviZ
@@ -202,6 +223,7 @@ def _summarize(args: argparse.Namespace) -> int:
     posterior = idata_mod.group(idata, "posterior")
     if args.json:
         out = {
+            **(cli_slices.slice_json(data) if sliced else {}),
             "counts": data.to_dict(),
             "model": model,
             "sampler": args.sampler,
@@ -214,14 +236,19 @@ def _summarize(args: argparse.Namespace) -> int:
                             "divergences": report.divergences, "problems": report.problems},
             # one binary matrix: {metric: stats}; K classes: {classifier: {metric: stats,
             # or {class: stats} for a per-class metric}}
-            "metrics": _metrics_json(table, by_classifier=registry.multiclass),
+            "metrics": _metrics_json(table, by_classifier=registry.multiclass or sliced),
         }
         json.dump(out, sys.stdout, indent=2)
         print()
         return 0
+    labels = [registry.get(k).label for k in table.index.get_level_values("metric")]
+    if sliced:
+        print(cli_slices.slice_text(data, table, labels))
+        print(f"\nModel {model}, sampler {args.sampler}; {args.hdi_prob:.0%} HDI; hdi_width "
+              "is the metric uncertainty")
+        return _finish_text(report, caught)
     view = table.droplevel("classifier") if len(data) == 1 else table.copy()
-    view.insert(0, "label", [registry.get(k).label
-                             for k in view.index.get_level_values("metric")])
+    view.insert(0, "label", labels)
     if registry.multiclass:
         print(f"Confusion matrices (rows actual, columns predicted; N = "
               f"{', '.join(str(int(n)) for n in data.n)}):\n{data.to_frame()}")
@@ -231,114 +258,23 @@ def _summarize(args: argparse.Namespace) -> int:
     print(f"{args.hdi_prob:.0%} HDI; hdi_width is the metric uncertainty\n")
     with pd.option_context("display.width", 140, "display.max_rows", 2000):
         print(view.to_string(float_format=lambda v: f"{v:.4f}"))
+    return _finish_text(report, caught)
+
+
+def _finish_text(report: Any, caught: list) -> int:
     print("\n" + report.message())
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     return 0
 
 
-def _summarize_input(args: argparse.Namespace) -> Any:
-    """The confusion matrix the options describe: binary cells, --matrix or --csv."""
-    import bayescm as bcm
-
-    cells = {c: getattr(args, c) for c in CELLS}
-    given = [c for c, v in cells.items() if v is not None]
-    sources = [f"--{c}" for c in given[:1]] + [f"--{x}" for x in ("matrix", "csv")
-                                               if getattr(args, x) is not None]
-    if len(sources) != 1:
-        raise ValueError("Give one confusion matrix: --tp --fn --fp --tn (binary), --matrix "
-                         "'labels; row; ...' or --csv FILE (K classes)"
-                         + (f"; got {' and '.join(sources)}." if sources else "."))
-    if given:
-        missing = [f"--{c}" for c in CELLS if cells[c] is None]
-        if missing:
-            raise ValueError(f"A binary matrix needs all four cells; missing {missing}.")
-        return bcm.ConfusionMatrix(**cells)
-    if args.matrix is not None:
-        labels, rows = parse_matrix(args.matrix)
-        return bcm.MulticlassConfusionMatrix(rows, labels=labels)
-    return _csv_matrices(args.csv, truth=args.truth_column, classifiers=args.classifiers,
-                         labels=args.labels)
-
-
-def parse_matrix(text: str, *, what: str = "--matrix") -> tuple[list[str], list[list[float]]]:
-    """Read ``'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'``: labels, then rows of counts.
-
-    Row ``i`` holds the counts of actual class ``labels[i]``, column ``j`` those
-    predicted as ``labels[j]``.  Numbers are read as floats so that bayescm's own
-    checks name a fractional or negative cell; a matrix that is not square or a
-    count that is not a number is reported here; messages name the input ``what``.
-
-    Examples
-    --------
-    >>> parse_matrix("cat,dog; 5,1; 2,7")
-    (['cat', 'dog'], [[5.0, 1.0], [2.0, 7.0]])
-    """
-    parts = [p.strip() for p in text.strip().strip(";").split(";")]
-    labels = [x.strip() for x in parts[0].split(",")]
-    if len(parts) < 2 or not all(labels):
-        raise ValueError(
-            f"Cannot read {what} {text!r}: write the class labels, then one row of counts per "
-            "actual class, separated by ';', e.g. 'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'.")
-    rows = []
-    for i, part in enumerate(parts[1:]):
-        cells = [x.strip() for x in part.split(",")]
-        try:
-            rows.append([float(x) for x in cells])
-        except ValueError:
-            raise ValueError(f"Row {i + 1} of {what} ({part!r}, actual class "
-                             f"{labels[i] if i < len(labels) else '?'}) holds something that "
-                             "is not a count.") from None
-        if len(cells) != len(labels):
-            raise ValueError(
-                f"The matrix is not square: row {i + 1} ({part!r}) has {len(cells)} counts "
-                f"but there are {len(labels)} labels {labels}; give one count per predicted "
-                "class.")
-    if len(rows) != len(labels):
-        raise ValueError(f"The matrix is not square: {len(rows)} rows of counts for "
-                         f"{len(labels)} labels {labels}; give one row per actual class.")
-    return labels, rows
-
-
-def _csv_matrices(path: Path, *, truth: str, classifiers: str | None, labels: str | None
-                  ) -> Any:
-    """The K-class matrices of a CSV of predictions (labels read as text)."""
-    import bayescm as bcm
-
-    # labels as written: pandas would read 0/1 as int, and as float in a column with a blank
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    cols = classifiers.split(",") if classifiers else [c for c in frame.columns if c != truth]
-    missing = [c for c in [truth, *cols] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"Columns {missing} are not in {path} ({list(frame.columns)}); the "
-                         "true labels are --truth-column (default y_true).")
-    if not cols:
-        raise ValueError(f"{path} has no column of predictions besides {truth!r}.")
-    for col in [truth, *cols]:
-        empty = np.flatnonzero(frame[col].str.strip() == "")
-        if empty.size:
-            raise ValueError(f"Column {col!r} of {path} has no label in row {empty[0] + 2} "
-                             f"(and {empty.size - 1} more); every case needs its labels.")
-    order = labels.split(",") if labels else _label_order(frame[[truth, *cols]])
-    return bcm.MulticlassConfusionMatrix.from_predictions(
-        frame[truth].to_numpy(), {c: frame[c].to_numpy() for c in cols}, labels=order)
-
-
-def _label_order(frame: pd.DataFrame) -> list[str]:
-    """Every label in the frame, numerically ordered when all are integers."""
-    seen = sorted(set(frame.to_numpy().ravel()))
-    try:
-        return sorted(seen, key=int)
-    except ValueError:
-        return seen
-
-
 def _metrics_json(table: pd.DataFrame, *, by_classifier: bool) -> dict:
-    """Summary rows as nested JSON: [classifier ->] metric -> [class ->] statistics."""
+    """Summary rows as nested JSON: [classifier or slice ->] metric -> [class ->]
+    statistics."""
     out: dict = {}
     for index, row in table.iterrows():
         where = dict(zip(table.index.names, index, strict=True))
-        node = out.setdefault(where["classifier"], {}) if by_classifier else out
+        node = out.setdefault(where[table.index.names[0]], {}) if by_classifier else out
         stats = {col: _clean(v) for col, v in row.items()}
         if where.get("class", ""):
             node.setdefault(where["metric"], {})[where["class"]] = stats

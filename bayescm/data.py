@@ -18,6 +18,20 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+# validation lives in bayescm.counts; its names stay importable from here
+from bayescm.counts import (
+    MAX_COUNT,
+    CountsError,
+    check_labels,
+    is_boolean,
+    resolve_positive,
+    unit_names,
+    validate_counts,
+)
+
+__all__ = ["CELLS", "MAX_COUNT", "UNIT_DIMS", "ConfusionMatrix", "CountsError", "is_boolean",
+           "resolve_positive", "unit_names", "unit_of", "validate_counts"]
+
 CELLS: tuple[str, ...] = ("tp", "fn", "fp", "tn")
 """Cell names of a binary confusion matrix, in the order used for arrays."""
 
@@ -29,144 +43,6 @@ UNIT_DIMS: tuple[str, ...] = ("classifier", "slice")
 def unit_of(obj: Any) -> str | None:
     """The labelled batch dim (:data:`UNIT_DIMS`) of an xarray object, None without one."""
     return next((d for d in UNIT_DIMS if d in obj.dims), None)
-
-
-MAX_COUNT = 2**53
-"""The largest count accepted: counts pass through float64, exact up to here."""
-
-
-class CountsError(ValueError):
-    """Invalid counts: the message names the offending field and classifier."""
-
-
-def is_boolean(raw: Any) -> bool:
-    """True for a boolean or an array or sequence holding booleans (not counts)."""
-    if isinstance(raw, bool | np.bool_):
-        return True
-    if isinstance(raw, str | bytes | Mapping):
-        return False
-    arr = np.asarray(raw, dtype=object) if not isinstance(raw, np.ndarray) else raw
-    if arr.dtype == bool:
-        return True
-    return arr.dtype == object and any(isinstance(x, bool | np.bool_) for x in arr.ravel())
-
-
-def _where(names: Sequence[str], index: int, unit: str) -> str:
-    if len(names) > 1 or unit != "classifier":
-        return f"{unit} {names[index]!r}"
-    return "the confusion matrix"
-
-
-def unit_names(names: Any, n: int, unit: str = "classifier") -> tuple[str, ...]:
-    """``n`` unique unit names as strings (default ``cm``, or ``cm0, cm1, ...``)."""
-    if names is None:
-        return ("cm",) if n == 1 else tuple(f"cm{i}" for i in range(n))
-    if isinstance(names, str):
-        names = [names]
-    names = tuple(str(x) for x in names)
-    if len(names) != n:
-        raise CountsError(f"{len(names)} {unit} names given for {n} sets of counts.")
-    if len(set(names)) != len(names):
-        dup = sorted({x for x in names if names.count(x) > 1})
-        raise CountsError(f"{unit.capitalize()} names must be unique; repeated: {dup}.")
-    return names
-
-
-def validate_counts(
-    values: Mapping[str, Any],
-    names: Sequence[str] | None = None,
-    *,
-    kind: str = "cell",
-    unit: str = "classifier",
-    allow_empty: bool = False,
-) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Check named count fields and stack them into an integer array.
-
-    Parameters
-    ----------
-    values
-        Field name -> scalar or 1-d array of counts (one entry per classifier).
-    names
-        Classifier names; defaults to ``"cm"`` for one matrix, ``"cm0", "cm1", ...``
-        for a batch.
-    kind
-        What a field is called in error messages.
-    unit
-        What a row is called in error messages (``classifier``, ``population``).
-    allow_empty
-        Accept rows whose counts are all zero (the empty slices of a sliced matrix,
-        kept and flagged); refused otherwise.
-
-    Returns
-    -------
-    counts, names
-        ``counts`` has shape ``(n_classifiers, n_fields)`` and dtype int64.
-
-    Raises
-    ------
-    CountsError
-        For NaN/inf, negative, non-integer, wrongly shaped or all-zero counts,
-        naming the field and the classifier.
-    """
-    fields = list(values)
-    arrays = {}
-    for field in fields:
-        raw = values[field]
-        try:
-            if is_boolean(raw):
-                raise CountsError(
-                    f"{kind} {field!r} is a boolean ({raw!r}); booleans are not counts. Give "
-                    "whole numbers (tally the True values first, e.g. with sum()).")
-            arr = np.asarray(raw, dtype=float)
-        except (TypeError, ValueError, OverflowError) as err:
-            if isinstance(err, CountsError):
-                raise
-            raise CountsError(
-                f"{kind} {field!r} must be a number or a 1-d array of numbers, got {raw!r}."
-            ) from err
-        if arr.ndim > 1:
-            raise CountsError(
-                f"{kind} {field!r} has shape {arr.shape}; give a number or a 1-d array "
-                "with one count per classifier."
-            )
-        arrays[field] = np.atleast_1d(arr)
-    sizes = {f: a.size for f, a in arrays.items()}
-    if len(set(sizes.values())) != 1:
-        raise CountsError(
-            f"{kind}s have different lengths {sizes}; every {kind} needs one count per {unit}."
-        )
-    n = next(iter(sizes.values()))
-    if n == 0:
-        raise CountsError("No counts given: every field is empty.")
-    names = unit_names(names, n, unit)
-    for field, arr in arrays.items():
-        for i, v in enumerate(arr):
-            where = _where(names, i, unit)
-            if not np.isfinite(v):
-                raise CountsError(f"{kind} {field!r} of {where} is {v}; counts must be finite.")
-            if v < 0:
-                raise CountsError(
-                    f"{kind} {field!r} of {where} is negative ({v:g}); counts are >= 0."
-                )
-            if v > MAX_COUNT:
-                raise CountsError(
-                    f"{kind} {field!r} of {where} is {v:g}, above the largest count bayescm "
-                    f"holds exactly (2**53 = {MAX_COUNT:.4g}); no real test set is this large."
-                )
-            if v != np.floor(v):
-                raise CountsError(
-                    f"{kind} {field!r} of {where} is not a whole number ({v:g}); "
-                    "give counts, not rates (multiply rates by the number of cases)."
-                )
-    counts = np.stack([arrays[f] for f in fields], axis=-1).astype(np.int64)
-    for i, total in enumerate(counts.sum(axis=-1)):
-        if total == 0 and not allow_empty:
-            raise CountsError(
-                f"All counts of {_where(names, i, unit)} are zero: it has no data, and an empty "
-                "table carries no information; drop it or give its counts."
-            )
-    counts.setflags(write=False)
-    return counts, names
 
 
 class ConfusionMatrix:
@@ -208,7 +84,7 @@ class ConfusionMatrix:
     2
     """
 
-    __slots__ = ("_counts", "_names", "_slices", "_unit")
+    __slots__ = ("_classifier", "_counts", "_names", "_slices", "_unit")
 
     def __init__(self, tp: Any, fn: Any, fp: Any, tn: Any, *, classifier: Any = None) -> None:
         if isinstance(classifier, str):
@@ -218,15 +94,30 @@ class ConfusionMatrix:
         object.__setattr__(self, "_names", names)
         object.__setattr__(self, "_unit", "classifier")
         object.__setattr__(self, "_slices", None)
+        object.__setattr__(self, "_classifier", None)
 
     @classmethod
-    def from_slices(cls, counts: Any, slices: pd.DataFrame) -> ConfusionMatrix:
+    def from_slices(cls, counts: Any, slices: pd.DataFrame, *,
+                    classifier: str | None = None) -> ConfusionMatrix:
         """A sliced batch from counts ``(n_slices, 4)`` and its slices frame.
 
         ``slices`` is indexed by the slice labels (unique strings) with one column
         per level (group factors, ``window``); empty slices (all counts zero) are
-        allowed and flagged by :attr:`empty`.
+        allowed and flagged by :attr:`empty`.  ``classifier`` names the classifier
+        whose predictions were sliced (kept as :attr:`classifier`).
+
+        Examples
+        --------
+        >>> import pandas as pd, bayescm as bcm
+        >>> levels = pd.DataFrame({"site": ["a", "b"]}, index=["site=a", "site=b"])
+        >>> cm = bcm.ConfusionMatrix.from_slices([[3, 1, 0, 4], [0, 0, 0, 0]], levels,
+        ...                                      classifier="model A")
+        >>> cm.classifier, cm.empty.tolist()
+        ('model A', [False, True])
         """
+        if classifier is not None and not isinstance(classifier, str):
+            raise CountsError(f"classifier= names the sliced classifier with a string, got "
+                              f"{classifier!r}.")
         if not isinstance(slices, pd.DataFrame):
             raise CountsError(f"slices must be a pandas DataFrame, got {type(slices).__name__}.")
         arr = np.asarray(counts)
@@ -239,7 +130,7 @@ class ConfusionMatrix:
         frame = slices.copy()
         frame.index = pd.Index(names, name="slice")
         for name, value in (("_counts", values), ("_names", names), ("_unit", "slice"),
-                            ("_slices", frame)):
+                            ("_slices", frame), ("_classifier", classifier)):
             object.__setattr__(self, name, value)
         return self
 
@@ -247,7 +138,9 @@ class ConfusionMatrix:
         raise AttributeError("ConfusionMatrix is immutable; build a new one instead.")
 
     def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
-        # pickle (a Dask task shipping a batch to a worker) restores the slots
+        # pickle (a Dask task shipping a batch to a worker) restores the slots; a
+        # matrix pickled before slices recorded their classifier has none
+        object.__setattr__(self, "_classifier", None)
         for name, value in state[1].items():
             object.__setattr__(self, name, value)
 
@@ -277,13 +170,16 @@ class ConfusionMatrix:
         Counts by group: ``groups`` (a column name or a list of them), ``time`` and
         ``window`` sum the rows' counts into slices (several rows per slice are
         added up, e.g. daily counts into weekly windows), as :meth:`from_predictions`
-        would have counted the underlying cases.
+        would have counted the underlying cases.  ``classifier``, a column, must then
+        hold one name (the sliced matrix keeps it as :attr:`classifier`): the counts
+        of several classifiers are never added together.
 
         Predictions: ``y_true`` and ``y_pred`` name the label columns, one row per
         case; ``groups`` (a column name or a list of them), ``time`` (a datetime
         column) and ``window`` slice the cases as in :meth:`from_predictions`.  The
         frame may be a Dask DataFrame (counted by one groupby on the current Dask
-        scheduler; the rows are never gathered).
+        scheduler; the rows are never gathered).  ``classifier`` is then the name of
+        the classifier (kept by a sliced matrix as :attr:`classifier`).
 
         Examples
         --------
@@ -338,7 +234,8 @@ class ConfusionMatrix:
             The label that counts as positive.  May be omitted when the labels are
             ``{0, 1}`` or ``{False, True}``.
         classifier
-            Name of a single classifier.
+            Name of a single classifier; a sliced matrix keeps it as :attr:`classifier`
+            (so does a mapping ``{name: predictions}`` of one classifier).
         groups
             Slice the cases by group: one array/Series of group values (named by
             the Series' name, else ``"group"``) or a mapping ``factor name ->
@@ -394,9 +291,9 @@ class ConfusionMatrix:
         if built is not None:
             return built
         preds = dict(y_pred) if isinstance(y_pred, Mapping) else {classifier or "cm": y_pred}
-        truth = _labels(y_true, "y_true")
+        truth = check_labels(y_true, "y_true")
         for name, p in preds.items():
-            p_arr = _labels(p, f"predictions of {name!r}")
+            p_arr = check_labels(p, f"predictions of {name!r}")
             if p_arr.shape != truth.shape:
                 raise CountsError(
                     f"y_true has {truth.size} labels but the predictions of {name!r} have "
@@ -436,6 +333,14 @@ class ConfusionMatrix:
         """Level values per slice (index: slice labels; one column per factor, and
         ``window``), None unless :attr:`unit` is ``"slice"``."""
         return None if self._slices is None else self._slices.copy()
+
+    @property
+    def classifier(self) -> str | None:
+        """The classifier a sliced matrix counts the predictions of (None when not
+        given); for an unsliced matrix of one classifier its name, for a batch None."""
+        if self._slices is None:
+            return self._names[0] if len(self._names) == 1 else None
+        return self._classifier
 
     @property
     def empty(self) -> np.ndarray:
@@ -496,7 +401,8 @@ class ConfusionMatrix:
         """
         idx = np.asarray(positions, dtype=int)
         if self._slices is not None:
-            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx])
+            return ConfusionMatrix.from_slices(self._counts[idx], self._slices.iloc[idx],
+                                               classifier=self._classifier)
         return ConfusionMatrix(*self._counts[idx].T, classifier=[self._names[i] for i in idx])
 
     def __len__(self) -> int:
@@ -518,6 +424,7 @@ class ConfusionMatrix:
             isinstance(other, ConfusionMatrix)
             and self._names == other._names
             and self._unit == other._unit
+            and self._classifier == other._classifier
             and np.array_equal(self._counts, other._counts)
             and (self._slices is None or self._slices.equals(other._slices))
         )
@@ -530,14 +437,16 @@ class ConfusionMatrix:
 
         A sliced matrix carries one non-dimension coordinate per level on dim
         ``slice`` (so it can be written to netCDF; ``da.set_index(slice=[...])``
-        makes them a pandas MultiIndex).
+        makes them a pandas MultiIndex), and the name of the sliced classifier, when
+        recorded, in ``attrs["classifier"]``.
         """
         coords: dict[str, Any] = {self._unit: list(self._names), "cell": list(CELLS)}
         if self._slices is not None:
             coords.update({str(c): (self._unit, _level_values(self._slices[c]))
                            for c in self._slices.columns})
+        attrs = {} if self._classifier is None else {"classifier": self._classifier}
         return xr.DataArray(self._counts, dims=(self._unit, "cell"), coords=coords,
-                            name="counts")
+                            name="counts", attrs=attrs)
 
     def to_frame(self) -> pd.DataFrame:
         """Counts as a DataFrame, one row per unit, columns ``tp, fn, fp, tn``.
@@ -558,7 +467,8 @@ class ConfusionMatrix:
         if len(self) == 1 and self._slices is None:
             inner = ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
             return f"ConfusionMatrix({inner}, classifier={self._names[0]!r})"
-        return f"ConfusionMatrix({len(self)} {self._unit}s)\n{self.to_frame()}"
+        of = "" if self._classifier is None else f" of classifier {self._classifier!r}"
+        return f"ConfusionMatrix({len(self)} {self._unit}s{of})\n{self.to_frame()}"
 
 
 def _level_values(column: pd.Series) -> np.ndarray:
@@ -572,39 +482,3 @@ def _level_values(column: pd.Series) -> np.ndarray:
     if values.dtype == object and all(isinstance(v, str) for v in values):
         return values.astype(str)
     return values
-
-
-def _labels(values: Any, what: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise CountsError(f"{what} must be a 1-d sequence of labels, got shape {arr.shape}.")
-    if arr.size == 0:
-        raise CountsError(f"{what} is empty.")
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise CountsError(f"{what} contains NaN; drop or impute missing labels first.")
-    if arr.dtype == object and pd.isna(arr).any():
-        raise CountsError(f"{what} contains missing labels; drop or impute them first.")
-    return arr
-
-
-def resolve_positive(labels: np.ndarray, positive: Any) -> Any:
-    """Choose the positive label among at most two observed labels.
-
-    Without ``positive``, labels ``{0, 1}`` and ``{False, True}`` take 1/True as
-    positive; any other labelling needs an explicit choice.
-    """
-    labels = np.asarray(labels)
-    if labels.size > 2:
-        raise CountsError(
-            f"Binary classification needs at most two labels; found {labels.size}: "
-            f"{labels.tolist()[:10]}."
-        )
-    if positive is not None:
-        if positive not in labels.tolist() and labels.size == 2:
-            raise CountsError(f"positive={positive!r} is not one of the labels {labels.tolist()}.")
-        return positive
-    if set(labels.tolist()) <= {0, 1}:
-        return 1
-    raise CountsError(
-        f"Cannot tell which of the labels {labels.tolist()} is positive; pass positive=..."
-    )

@@ -53,16 +53,20 @@ class LogLikelihoodNotice(UserWarning):
 
 def with_unit_coords(groups: dict[str, xr.Dataset], data: object) -> dict[str, xr.Dataset]:
     """The groups with the data's non-dimension coordinates (a sliced matrix's levels on
-    dim ``slice``) added wherever their dim is: PyMC's coords name the units only."""
+    dim ``slice``) added wherever their dim is: PyMC's coords name the units only.  The
+    data's attrs (the name of a sliced matrix's classifier) go on those groups too."""
     to_xarray = getattr(data, "to_xarray", None)
     if to_xarray is None:
         return groups
     da = to_xarray()
     extra = {k: c for k, c in da.coords.items() if k not in da.dims and len(c.dims) == 1}
-    if not extra:
+    if not extra and not da.attrs:
         return groups
-    return {name: ds.assign_coords({k: c for k, c in extra.items() if c.dims[0] in ds.dims})
-            for name, ds in groups.items()}
+    out = {}
+    for name, ds in groups.items():
+        ds = ds.assign_coords({k: c for k, c in extra.items() if c.dims[0] in ds.dims})
+        out[name] = ds.assign_attrs(da.attrs) if da.dims[0] in ds.dims else ds
+    return out
 
 
 def coords_of(model: pm.Model) -> dict[str, list]:

@@ -22,7 +22,9 @@ followed by the checklist items only the authors can report (study design, targe
 condition, test procedures, rationale for the dependence structure, ...).  Every item
 the fit does not hold is listed as missing ("not recorded in the fit: the authors must
 report ..."), never invented.  Any other bayescm fit (labelled confusion matrices) gets
-the same report without the latent-class items.
+the same report without the latent-class items; a fit of a sliced matrix (subgroups, time
+windows) speaks of slices, lists their levels and counts and flags the empty ones
+(:mod:`bayescm.report_slices`).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from bayescm.report_render import (
     number,
     predictive_png,
 )
+from bayescm.report_slices import SLICE, slice_frame, slice_notes, sliced_classifier
 from bayescm.stats import SAMPLE_DIMS, hdi
 
 if TYPE_CHECKING:
@@ -82,6 +83,12 @@ class Context:
         obs = (idata_mod.group(idata, "observed_data")
                if idata_mod.has_group(idata, "observed_data") else {})
         self.counts = obs["counts"] if "counts" in obs else None
+        # a sliced matrix (dim slice): its slices, levels and empty ones, and whose
+        # predictions they split (see bayescm.report_slices)
+        sliced = self.counts is not None and self.counts.dims[:1] == (SLICE,)
+        self.slices = slice_frame(self.counts) if sliced else None
+        self.classifier = (sliced_classifier(getattr(obs, "attrs", {}), self.recorded)
+                           if sliced else None)
 
     def coords(self, dim: str) -> list[str]:
         if self.post is None or dim not in self.post.coords:
@@ -111,6 +118,11 @@ def model(ctx: Context) -> Section:
     s.blocks.append(Text(family.describe(spec)))
     s.blocks.append(Text(f"Fitted with bcm.fit: model family '{spec.family}', sampler "
                          f"'{ctx.attrs.get('sampler', '?')}'."))
+    if ctx.slices is not None:
+        whose = "" if ctx.classifier is None else f" of classifier {ctx.classifier!r}"
+        s.blocks.append(Text(f"Units: {len(ctx.slices)} slices{whose} (dim 'slice'; "
+                             f"{int(ctx.slices['empty'].sum())} empty), each with its own "
+                             "confusion matrix; see the Data section."))
     if ctx.latent:
         # the family's description already states the missing-at-random and verification
         # assumptions of tables with such cells (HuiWalter.describe)
@@ -303,6 +315,13 @@ def data(ctx: Context) -> Section:
         s.blocks.append(Text("Cases per population: " + ", ".join(
             f"{k} {number(v)}" for k, v in frame.sum(axis=1).items()) + "."))
         return s
+    if ctx.slices is not None:
+        frame = ctx.slices.assign(empty=ctx.slices["empty"].map({True: "yes", False: "no"}))
+        levels = len(frame.columns) > 6  # level columns besides the cells, n and empty
+        s.blocks += slice_notes(ctx.slices, ctx.classifier)
+        s.blocks.append(Table(format_frame(frame, index=not levels),
+                              "Slices: levels, observed counts, cases and empty slices"))
+        return s
     if counts.ndim <= 2:
         frame = counts.to_pandas()
         frame = frame.to_frame().T if isinstance(frame, pd.Series) else frame.copy()
@@ -358,6 +377,10 @@ def estimates(ctx: Context) -> Section:
                          f"interval (HDI: the narrowest interval holding {pct} of the "
                          f"posterior), from {n} posterior draws (as bcm.summary computes "
                          "them)."))
+    if ctx.slices is not None and ctx.slices["empty"].any():
+        s.blocks.append(Text("Empty slices (" + ", ".join(ctx.slices.index[
+            ctx.slices["empty"].to_numpy()][:8]) + ") have no cases: their rows show what "
+            "the model gives a slice without data, not estimates from cases."))
     s.blocks.append(Table(format_frame(frame), f"Estimates with {pct} HDI"))
     bounded = frame[(frame["hdi_lower"] >= -1) & (frame["hdi_upper"] <= 1)].head(40)
     if len(bounded):

@@ -29,7 +29,7 @@ import numpy as np
 import xarray as xr
 
 __all__ = ["SCHEDULERS", "client_for", "is_lazy", "lazy_template", "map_metrics",
-           "unit_seeds"]
+           "tasks_per_process", "unit_seeds"]
 
 SCHEDULERS = (None, "dask")
 """The named schedulers; a ``dask.distributed.Client`` is accepted too."""
@@ -76,6 +76,18 @@ def client_for(scheduler: Any) -> Iterator[Any]:
                       dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
+
+
+def tasks_per_process(client: Any) -> int:
+    """How many tasks may run at once in one process's memory: 1 here (``client``
+    None), every thread of a cluster whose workers are threads of this process (the
+    embedded local cluster), else the threads of the largest worker."""
+    if client is None:
+        return 1
+    threads = list(client.nthreads().values()) or [1]
+    if getattr(getattr(client, "cluster", None), "processes", True) is False:
+        return max(1, sum(threads))
+    return max(1, max(threads))
 
 
 def is_lazy(obj: Any) -> bool:

@@ -352,10 +352,11 @@ def frame_matrix(cls: type, frame: Any, *, y_true: Any, y_pred: Any, positive: A
             "predictions with y_true= and y_pred=."
         )
     if listed or time is not None or window is not None:
-        _need_columns(frame, [*listed, *([time] if time else [])])
+        _need_columns(frame, [*listed, *([time] if time else []),
+                              *([classifier] if classifier is not None else [])])
         table, slices = sum_slices(frame, {c: cols[c] for c in CELLS}, groups=listed,
                                    time=time, window=window)
-        return cls.from_slices(table, slices)
+        return cls.from_slices(table, slices, classifier=_one_classifier(frame, classifier))
     if lazy:
         raise CountsError("A Dask DataFrame of counts is summed into slices: give groups= "
                           "(or time= and window=), or .compute() it first.")
@@ -383,8 +384,25 @@ def sliced_predictions(cls: type, y_true: Any, y_pred: Any, *, positive: Any, cl
     table, slices = count_slices(y_true, y_pred, groups=groups, time=time, window=window,
                                  positive=positive)
     if sliced:
-        return cls.from_slices(table, slices)
+        return cls.from_slices(table, slices,
+                               classifier=None if classifier is None else str(classifier))
     return cls(*table[0], classifier=classifier or "cm")
+
+
+def _one_classifier(frame: Any, column: Any) -> str | None:
+    """The one name in the classifier column of a frame of counts by group (None
+    without the column); a CountsError when it names several classifiers."""
+    from bayescm.data import CountsError
+
+    if column is None:
+        return None
+    (names,) = _compute(frame[column].drop_duplicates())
+    names = [str(x) for x in names]
+    if len(names) != 1:
+        raise CountsError(f"Column {column!r} names {len(names)} classifiers "
+                          f"({names[:5]}); slicing adds up one classifier's counts: select "
+                          "one classifier's rows (one sliced ConfusionMatrix each).")
+    return names[0]
 
 
 def _need_columns(frame: Any, names: list[Any]) -> None:

@@ -105,7 +105,8 @@ def summary(
         when a per-class metric is requested, class ``""`` for the metrics without
         one: see the module notes); columns ``plug_in, mean, sd, median, hdi_lower,
         hdi_upper, hdi_width``.  ``plug_in`` is the metric of the observed table (NaN
-        where undefined, and without labels).
+        where undefined, and without labels).  ``attrs["group"]`` names the group read;
+        for a sliced matrix whose classifier was named, ``attrs["classifier"]`` is it.
 
     Examples
     --------
@@ -145,6 +146,8 @@ def summary(
         plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
     out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior")
     out.attrs["group"] = group
+    if "classifier" in ds.attrs:  # the classifier whose predictions a sliced fit counts
+        out.attrs["classifier"] = ds.attrs["classifier"]
     return out
 
 

@@ -39,7 +39,7 @@ from bayescm.models.family import (
     spec_of,
 )
 from bayescm.multiclass import MulticlassConfusionMatrix
-from bayescm.scheduling import client_for, unit_seeds
+from bayescm.scheduling import client_for, tasks_per_process, unit_seeds
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
 from bayescm.summary import table
 
@@ -81,8 +81,9 @@ def summary_exact(
         Seed; classifier *i* draws from the *i*-th child of
         ``numpy.random.SeedSequence(random_seed)``.
     chunk
-        Classifiers per chunk; default as many as fit in about 256 MB.  The result
-        does not depend on it.
+        Classifiers per chunk; default as many as fit in about 256 MB per process (on
+        a cluster whose workers are threads of this process, 256 MB shared by the
+        chunks that run at once).  The result does not depend on it.
     scheduler
         Where the chunks run: None (this process), ``"dask"`` (the active
         ``dask.distributed.Client``, else a local cluster of threads started for
@@ -122,17 +123,19 @@ def summary_exact(
     keys = draws_mod.metric_keys(metrics, table_dims)
     unit = _unit(closed)
     names = list(closed.coords[unit])
-    if chunk is None:
-        chunk = _auto_chunk(closed, len(keys), draws * chains)
-    elif not isinstance(chunk, int | np.integer) or isinstance(chunk, bool) or chunk < 1:
+    if chunk is not None and (not isinstance(chunk, int | np.integer) or isinstance(chunk, bool)
+                              or chunk < 1):
         raise ValueError(f"chunk must be a positive integer or None, got {chunk!r}.")
     entropy = np.random.SeedSequence(random_seed).entropy
-    chunks = [np.arange(start, min(start + int(chunk), len(names)))
-              for start in range(0, len(names), int(chunk))]
-    parts = (_take(closed, idx) for idx in chunks)
     work = partial(_chunk_table, family=family, entropy=entropy, size=(chains, draws),
                    keys=keys, hdi_prob=hdi_prob)
     with client_for(scheduler) as client:
+        if chunk is None:  # CHUNK_BYTES per process, whatever runs in it at once
+            chunk = max(1, _auto_chunk(closed, len(keys), draws * chains)
+                        // tasks_per_process(client))
+        chunks = [np.arange(start, min(start + int(chunk), len(names)))
+                  for start in range(0, len(names), int(chunk))]
+        parts = (_take(closed, idx) for idx in chunks)
         if client is None:
             frames = [work(idx, part) for idx, part in zip(chunks, parts, strict=True)]
         else:  # one task per chunk; only the chunks' tables come back
@@ -140,6 +143,10 @@ def summary_exact(
     out = pd.concat(frames)
     out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
                      model=closed.spec.family, draws=draws * chains)
+    to_xarray = getattr(closed.spec.data, "to_xarray", None)
+    recorded = {} if to_xarray is None else to_xarray().attrs
+    if "classifier" in recorded:  # a sliced matrix's classifier, as in bcm.summary's attrs
+        out.attrs["classifier"] = recorded["classifier"]
     return out
 
 

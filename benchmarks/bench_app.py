@@ -7,7 +7,9 @@ Prints, from one run:
   into the server's start (to the printed address) and the first page (Python
   imports, the first exact posterior, the browser's rendering);
 * update latency after an edit (the exact path): from committing a new ``tn`` (Enter)
-  to the library's new TNR HDI shown; median and max over ``--edits`` edits;
+  to the library's new TNR HDI shown, on a settled page (1.5 s after the previous
+  edit: its figures, drawn after its numbers, are done); median and max over
+  ``--edits`` edits;
 * the server's memory (RSS, from /proc) with 1 and with 10 open sessions (tabs).
 
 The machine is shared (2 cores): the figures are upper bounds.  ``--screenshot PATH``
@@ -105,6 +107,9 @@ def main() -> None:
             box = page.locator(".bcm-tn input")
             latencies = []
             for tn in tns:
+                # a reader edits a settled page: the previous edit's figures (drawn after
+                # its numbers) are done before the next edit
+                page.wait_for_timeout(1500)
                 box.fill(str(tn))
                 t0 = time.perf_counter()
                 box.press("Enter")

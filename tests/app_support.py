@@ -27,8 +27,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tools import browser as browser_tools  # the repository's root is on sys.path
-
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 60_000  # the first page of a module imports PyMC in the server: seconds
 
@@ -47,6 +45,9 @@ def app_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from tests.conftest import load_script  # here: conftest imports this module
+
+    browser_tools = load_script("tools/browser.py", "bayescm_test_browser")
     profile = tmp_path_factory.mktemp("chromium-profile")
     with browser_tools.chromium(profile) as context:
         context.set_default_timeout(TIMEOUT_MS)

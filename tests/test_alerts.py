@@ -135,3 +135,13 @@ def test_false_alarm_rate():
     print(f"\nfalse-alarm rate over {runs} stable 10-week timelines: {rate:.3f} "
           f"(exact {exact:.3f})")
     assert abs(rate - exact) < 4 * np.sqrt(exact * (1 - exact) / runs) + 0.02
+
+
+def test_chunks_of_draws_give_the_same_table():
+    # the metric of each window is a function of one draw: chunks of 9 draws give the
+    # numbers of one chunk of every draw, bit for bit
+    cm = _timeline(np.random.default_rng(2), [0.9, 0.85, 0.7], 50, 80, sites=("a", "b"))
+    fit = _fit(cm, draws=100)
+    whole = bcm.analysis.alerts(fit, "tpr", threshold=0.8, chunk=10**6)
+    parts = bcm.analysis.alerts(fit, "tpr", threshold=0.8, chunk=9)
+    pd.testing.assert_frame_equal(parts.table, whole.table, check_exact=True)

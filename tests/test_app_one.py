@@ -134,3 +134,16 @@ def test_the_page_object_updates_shows_errors_and_plans():
     plan = bcm.analysis.sample_size(0.3, metric="tnr", pilot=cm20, random_seed=1)
     assert _numbers(page.plan_text.object)["n-required"] == str(plan.n_required)
     pd.testing.assert_frame_equal(page.plan_frame, plan.to_frame())
+
+
+def test_the_density_is_the_library_plot_and_a_bad_metric_says_so():
+    from bayescm.app.errors import message
+
+    page = OneClassifier()
+    assert "(tnr)" in page.figures["density"].axes[0].get_xlabel()
+    assert 'data-testid="density-plot"' in page.density.object
+    page.state.density = "foo"
+    with pytest.raises(KeyError) as err:
+        bcm.plots.metric_posterior(page.analysis.posterior, "foo")
+    assert page.notes["density"].text == message(err.value)
+    assert page.density.object == ""

@@ -9,6 +9,7 @@ with the same seed, so the figures agree digit for digit.
 
 from __future__ import annotations
 
+import pathlib
 import urllib.parse
 
 import pytest
@@ -49,6 +50,23 @@ def test_editing_a_cell_updates_to_the_library_result(open_page, tmp_path):
     assert text_of(page, "acc-mean") == expected("acc", "mean", tn=20)
     assert "tn=20" in urllib.parse.unquote(page.url)  # the state went to the URL
     screenshot(page, tmp_path, "edited")
+
+
+def test_the_predictive_pmf_and_the_summary_csv_are_the_library_results(open_page, tmp_path):
+    page = open_page("", wait_for="tnr-hdi-lower")
+    enter(page, "pmf-pos", "40")
+    pmf = bcm.exact.metric_pmf(bcm.ConfusionMatrix(**logic.EXAMPLE), "acc", 40, 8).loc["cm"]
+    mode = pmf.loc[pmf["probability"].idxmax(), "value"]
+    expect(page.get_by_test_id("pmf-mode")).to_have_text(f"{mode:.3f}")
+    with page.expect_download() as download:
+        page.locator(".bcm-download-summary button").click()
+    cm = bcm.ConfusionMatrix(**logic.EXAMPLE, classifier=logic.CLASSIFIER)
+    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=logic.DRAWS, chains=4,
+                    random_seed=1)
+    want = bcm.summary(idata, metrics=list(logic.DEFAULT_METRICS)).to_csv()
+    assert download.value.suggested_filename == "summary.csv"
+    assert pathlib.Path(download.value.path()).read_text() == want
+    screenshot(page, tmp_path, "pmf-40")
 
 
 def test_a_pasted_k_class_matrix_gets_the_library_numbers(open_page, tmp_path):

@@ -160,3 +160,61 @@ def test_matrices_travel_to_workers_intact() -> None:
         back = pickle.loads(pickle.dumps(data))
         assert back == data and back.classifiers == data.classifiers
     assert SLICED.slices.equals(pickle.loads(pickle.dumps(SLICED)).slices)
+
+
+def _same_disparity(got, want, *, exact_values: bool) -> None:
+    """Equal draws; sums over slices added per block on Dask differ from one sum over
+    every slice in the last bits only: 1e-12 relative is ~10^4 float64 roundings."""
+    if exact_values:  # every slice its own group: values and gaps are the same arithmetic
+        xr.testing.assert_identical(got.values, want.values)
+        for name in ("gap", "tpr_gap", "fpr_gap", "equalized_odds", "demographic_parity"):
+            xr.testing.assert_identical(got.draws[name], want.draws[name])
+    xr.testing.assert_allclose(got.draws, want.draws, rtol=1e-12, atol=1e-15)
+    xr.testing.assert_allclose(got.values, want.values, rtol=1e-12, atol=1e-15)
+    pd.testing.assert_frame_equal(got.to_frame(), want.to_frame(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("by, reference", [(None, "rest"), (None, "best"), ("site", "rest"),
+                                           ("sex", "sex=F")])
+def test_disparity_of_lazy_exact_draws_on_a_cluster(client, by, reference) -> None:
+    from distributed import get_task_stream
+
+    eager = bcm.exact_posterior(SLICED, draws=300, chains=2, metrics=["tpr"], random_seed=6)
+    lazy = bcm.exact_posterior(SLICED, draws=300, chains=2, metrics=["tpr"], random_seed=6,
+                               chunk=3)
+    here = bcm.analysis.disparity(eager, "ppv", by=by, reference=reference)
+    with get_task_stream(client) as tasks:
+        there = bcm.analysis.disparity(lazy, "ppv", by=by, reference=reference,
+                                       scheduler=client)
+    assert len({t["worker"] for t in tasks.data}) == 2  # blocks of slices on both workers
+    _same_disparity(there, here, exact_values=by is None)
+    # a NumPy posterior sent to the cluster, and a lazy one on the active client
+    _same_disparity(bcm.analysis.disparity(eager, "ppv", by=by, reference=reference,
+                                           scheduler="dask"), here, exact_values=by is None)
+    _same_disparity(bcm.analysis.disparity(lazy, "ppv", by=by, reference=reference), here,
+                    exact_values=by is None)
+
+
+def test_alerts_of_lazy_exact_draws_on_a_cluster(client) -> None:
+    rng = np.random.default_rng(3)
+    t = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 42, 2000), "D")
+    y = rng.random(2000) < 0.4
+    site = rng.choice(["a", "b"], 2000)
+    pred = np.where(y, rng.random(2000) < 0.85, rng.random(2000) < 0.1)
+    cm = bcm.ConfusionMatrix.from_predictions(y, pred, groups={"site": site}, time=t,
+                                              window="7D")
+    eager = bcm.exact_posterior(cm, draws=200, metrics=["tpr"], random_seed=2)
+    lazy = bcm.exact_posterior(cm, draws=200, metrics=["tpr"], random_seed=2, chunk=4)
+    here = bcm.analysis.alerts(eager, "tpr", threshold=0.85)
+    there = bcm.analysis.alerts(lazy, "tpr", threshold=0.85, scheduler=client)
+    # windows pool two sites summed per block on Dask: equal to rounding (see above)
+    pd.testing.assert_frame_equal(there.table, here.table, rtol=1e-12, atol=1e-15)
+
+
+def test_chunks_share_the_memory_of_one_process(client) -> None:
+    # the fixture's two workers are threads of this process: summary_exact's default
+    # chunk is halved so that the two chunks running at once fit its 256 MB together
+    from bayescm.scheduling import tasks_per_process
+
+    assert tasks_per_process(None) == 1
+    assert tasks_per_process(client) == sum(client.nthreads().values()) == 2

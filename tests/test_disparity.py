@@ -266,3 +266,18 @@ def test_the_metric_gap_is_listed_once_when_it_is_tpr_or_fpr(sliced_fit):
         x = d.draws[f"{metric}_gap"].values.ravel()
         assert overall.loc[f"{metric} gap", "p_exceeds"] == float(np.mean(x > 0.05))
         assert repr(d).count(f"{metric} gap") == 1
+
+
+def test_chunks_of_draws_give_the_same_numbers(sliced_fit):
+    # every measure is a function of one draw: chunks of 60 draws (5 per chain, the last
+    # one short) must give the numbers of one chunk holding every draw, bit for bit
+    _, fit = sliced_fit
+    for metric, by, reference in [("ppv", None, "rest"), ("fpr", "age", "best"),
+                                  ("tpr", "sex", "sex=M")]:
+        whole = bcm.analysis.disparity(fit, metric, by=by, reference=reference, chunk=10**6)
+        parts = bcm.analysis.disparity(fit, metric, by=by, reference=reference, chunk=60)
+        xr.testing.assert_identical(parts.draws, whole.draws)
+        xr.testing.assert_identical(parts.values, whole.values)
+        pd.testing.assert_frame_equal(parts.to_frame(), whole.to_frame(), check_exact=True)
+    with pytest.raises(ValueError, match="chunk must be a positive integer"):
+        bcm.analysis.disparity(fit, chunk=0)

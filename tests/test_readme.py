@@ -82,6 +82,13 @@ def test_shell_commands_run(argv, tmp_path):
         "rf": np.where(rng.uniform(size=300) < 0.8, truth, guess),
         "knn": np.where(rng.uniform(size=300) < 0.6, truth, guess),
     }).to_csv(tmp_path / "classes.csv", index=False)
+    # one classifier's labelled predictions with groups and dates, for the sliced summary
+    pd.DataFrame({
+        "y_true": y, "model": np.where(rng.uniform(size=400) < 0.8, y, 1 - y),
+        "sex": rng.choice(["F", "M"], 400), "site": rng.choice(["a", "b", "c"], 400),
+        "date": (pd.Timestamp("2025-01-06") + pd.to_timedelta(rng.integers(0, 42, 400), "D")
+                 ).strftime("%Y-%m-%d"),
+    }).to_csv(tmp_path / "cases.csv", index=False)
     exe = pathlib.Path(sys.executable).with_name("bayescm")
     proc = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)

@@ -72,7 +72,7 @@ def md_table(text: str, caption: str) -> pd.DataFrame:
     for line in lines:
         if not line.startswith("|"):
             break
-        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+        rows.append([c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")])
     return pd.DataFrame(rows[2:], columns=rows[0])
 
 
@@ -412,3 +412,60 @@ def test_report_renders_in_headless_chromium(tmp_path):
     for section_id, title, _ in rep.sections:
         assert re.search(rf"<h2 id=\"{section_id}\">\d+\. {re.escape(title)}", dom.stdout)
     assert dom.stdout.count("<img src=\"data:image/png;base64,") == 2
+
+
+# -- sliced fits (issue 14): slices, not classifiers ---------------------------------------
+def sliced_matrix(classifier=None):
+    """Two factors whose combination (M, b) has no case: an empty slice, kept."""
+    rng = np.random.default_rng(5)
+    n = 240
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    sex = rng.choice(["F", "M"], n)
+    site = np.where(sex == "M", "a", rng.choice(["a", "b"], n))
+    return bcm.ConfusionMatrix.from_predictions(y, p, groups={"sex": sex, "site": site},
+                                                classifier=classifier)
+
+
+def _slice_rows(shown, cm):
+    """The report's slice table against the matrix itself (levels, counts, empty flags)."""
+    levels = cm.slices
+    assert list(shown.columns) == [*levels.columns, "tp", "fn", "fp", "tn", "n", "empty"]
+    assert shown[list(levels.columns)].values.tolist() == levels.astype(str).values.tolist()
+    assert shown[["tp", "fn", "fp", "tn"]].astype(int).values.tolist() == cm.counts.tolist()
+    assert shown["n"].astype(int).tolist() == cm.n.tolist()
+    assert shown["empty"].tolist() == ["yes" if e else "no" for e in cm.empty]
+
+
+def test_sliced_report_shows_the_slices_their_levels_and_the_empty_one():
+    cm = sliced_matrix("model A")
+    assert cm.empty.tolist() == [False, False, False, True]  # (M, b) has no case
+    rep = bcm.report(bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=2))
+    md, page = rep.markdown(), rep.html()
+    caption = "Slices: levels, observed counts, cases and empty slices"
+    _slice_rows(md_table(md, caption), cm)
+    _slice_rows(html_table(page, caption), cm)
+    assert "by sex × site" in md and "classifier 'model A'" in md
+    assert "1 slice(s) have no cases and are kept, flagged 'empty' below: sex=M|site=b" in md
+    assert "Units: 4 slices of classifier 'model A' (dim 'slice'; 1 empty)" in md
+    # every other mention of a classifier would call a slice one
+    assert md.count("classifier") == md.count("classifier 'model A'")
+    # the estimates are bcm.summary's, per slice
+    shown = md_table(md, "Estimates with 95% HDI")
+    assert list(shown.columns[:2]) == ["slice", "metric"]
+    assert set(shown["slice"]) == set(cm.classifiers)
+
+
+def test_sliced_groups_report_speaks_of_slices_only():
+    cm = sliced_matrix()
+    with warnings.catch_warnings():
+        # a short run (the report's wording is tested here, not the sampler's convergence)
+        warnings.simplefilter("ignore", bcm.ConvergenceWarning)
+        idata = bcm.fit(bcm.models.groups(cm), draws=200, tune=300, chains=2, random_seed=3)
+    rep = bcm.report(idata)
+    md = rep.markdown()
+    assert "classifier" not in md.lower() and "classifier" not in rep.html().lower()
+    _slice_rows(md_table(md, "Slices: levels, observed counts, cases and empty slices"), cm)
+    assert "Empty slices (sex=M|site=b) have no cases" in md
+    # the predictive check's table is per slice, the empty one included
+    assert list(md_table(md, "Posterior predictive check")["slice"])[:4] == list(cm.classifiers)

@@ -283,3 +283,55 @@ def test_counts_by_group_and_day_sum_into_the_same_slices_as_the_cases() -> None
     bad = daily.assign(fn=daily["fn"] - 1)
     with pytest.raises(CountsError, match="whole numbers >= 0"):
         bcm.ConfusionMatrix.from_frame(bad, groups="sex")
+
+
+def test_a_sliced_matrix_keeps_its_classifier_through_pickle_save_and_load(tmp_path) -> None:
+    import pickle
+
+    df = _cases(150, seed=4)
+    cm = bcm.ConfusionMatrix.from_frame(df, y_true="y", y_pred="p", groups="sex",
+                                        classifier="model A")
+    assert cm.classifier == "model A" and cm.unit == "slice"
+    assert repr(cm).startswith("ConfusionMatrix(2 slices of classifier 'model A')")
+    # a mapping of one classifier names it too; the name is part of equality
+    keyed = bcm.ConfusionMatrix.from_predictions(df["y"], {"model A": df["p"]},
+                                                 groups=df["sex"].rename("sex"))
+    assert keyed == cm and keyed.take([1]).classifier == "model A"
+    unnamed = bcm.ConfusionMatrix.from_predictions(df["y"], df["p"], groups={"sex": df["sex"]})
+    assert unnamed.classifier is None and unnamed != cm
+    assert np.array_equal(unnamed.counts, cm.counts)
+    # pickle (Dask ships matrices to workers), and a pickle made before the name existed
+    back = pickle.loads(pickle.dumps(cm))
+    assert back == cm and back.classifier == "model A"
+    old = object.__new__(bcm.ConfusionMatrix)
+    state = {k: getattr(unnamed, k) for k in ("_counts", "_names", "_slices", "_unit")}
+    old.__setstate__((None, state))
+    assert old == unnamed and old.classifier is None
+    # a fit records it: summary's attrs, save/load, the rebuilt data
+    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=1, draws=100,
+                    chains=2)
+    assert bcm.summary(idata, metrics=["tpr"]).attrs["classifier"] == "model A"
+    assert bcm.summary_exact(cm, metrics=["tpr"], draws=100).attrs["classifier"] == "model A"
+    assert "classifier" not in bcm.summary(
+        bcm.fit(bcm.models.three_beta(unnamed), sampler="exact", random_seed=1, draws=100,
+                chains=2), metrics=["tpr"]).attrs
+    loaded = bcm.load(bcm.save(idata, tmp_path / "named.nc"))
+    assert bcm.summary(loaded, metrics=["tpr"]).attrs["classifier"] == "model A"
+    from bayescm import persist
+
+    assert persist.read_spec(loaded)[1].data == cm
+    # unsliced matrices: the one classifier's name, none for a batch
+    assert bcm.ConfusionMatrix(1, 2, 3, 4, classifier="x").classifier == "x"
+    assert bcm.ConfusionMatrix([1, 2], [2, 2], [3, 3], [4, 4]).classifier is None
+
+
+def test_counts_by_group_take_one_classifier_from_its_column() -> None:
+    daily = pd.DataFrame({"model": ["m1"] * 4, "site": ["a", "a", "b", "b"],
+                          "tp": [1, 2, 3, 4], "fn": 1, "fp": 0, "tn": 5})
+    cm = bcm.ConfusionMatrix.from_frame(daily, groups="site", classifier="model")
+    assert cm.classifier == "m1" and cm.counts[:, 0].tolist() == [3, 7]
+    two = daily.assign(model=["m1", "m2", "m1", "m2"])
+    with pytest.raises(CountsError, match="names 2 classifiers"):
+        bcm.ConfusionMatrix.from_frame(two, groups="site", classifier="model")
+    with pytest.raises(CountsError, match="not in the frame"):
+        bcm.ConfusionMatrix.from_frame(daily, groups="site", classifier="clf")

@@ -25,10 +25,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.pooling import GROUP, group_slices, pool, sliced_fit
-from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
+from bayescm.analysis.pooling import GROUP, group_slices, sliced_fit
+from bayescm.analysis.slice_blocks import pooled_chunks
+from bayescm.data import CELLS
+from bayescm.scheduling import client_for
+from bayescm.stats import check_hdi_prob, hdi
 
 __all__ = ["Alerts", "alerts"]
 
@@ -108,6 +112,8 @@ def alerts(
     window: str = "window",
     by: str | Sequence[str] | None = None,
     hdi_prob: float = 0.95,
+    chunk: int | None = None,
+    scheduler: Any = None,
 ) -> Alerts:
     r"""Per time window, P(metric breaches ``threshold``) and the first alert.
 
@@ -131,6 +137,14 @@ def alerts(
         counts within each window.
     hdi_prob
         Mass of the HDI band.
+    chunk
+        Draws per chunk (default: about 16 MB of draws); the result does not depend on
+        it.
+    scheduler
+        None: in this process for a NumPy posterior, on Dask's active scheduler for a
+        Dask-backed one (``bcm.exact_posterior(..., chunk=c)``); ``"dask"`` or a
+        ``dask.distributed.Client``: block by block of slices on that cluster (see
+        :func:`bayescm.analysis.disparity`).
 
     Returns
     -------
@@ -175,8 +189,14 @@ def alerts(
                          "ConfusionMatrix.from_predictions(..., time=..., window='7D').")
     series_by = () if by is None else ((by,) if isinstance(by, str) else tuple(by))
     groups = group_slices(fit.levels, fit.n, [*series_by, window])
-    values = registry.compute(pool(fit, groups), [key])[key].transpose(GROUP, *SAMPLE_DIMS)
-    flat = values.values.reshape(len(groups.labels), -1)
+    flat = np.empty((len(groups.labels), *fit.theta.shape[:2]))
+    with client_for(scheduler) as client:  # a chunk of draws at a time (or on Dask)
+        for ch, dr, pooled, _ in pooled_chunks(fit, groups, sums=False, chunk=chunk,
+                                               client=client):
+            cells = xr.DataArray(pooled, dims=("draw", GROUP, "cell"),
+                                 coords={"cell": list(CELLS)})
+            flat[:, ch, dr] = registry.compute(cells, [key])[key].values.T
+    flat = flat.reshape(len(groups.labels), -1)
     frame = groups.frame.reset_index(drop=True)
     breach = flat < threshold if higher else flat > threshold
     lo, hi = hdi(flat, hdi_prob, axis=-1)

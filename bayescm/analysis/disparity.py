@@ -24,7 +24,10 @@ groups:
 The last two follow fairlearn's ``equalized_odds_difference`` and
 ``demographic_parity_difference`` (``method="between_groups"``): on plug-in
 proportions in place of :math:`\theta` they are the same numbers (tested).
-Every metric is computed from :math:`\theta` by :mod:`bayescm.metrics`.
+Every metric is computed from :math:`\theta` by :mod:`bayescm.metrics`, a chunk of
+draws at a time or, for a posterior on Dask, block by block of slices where the
+blocks are (:mod:`bayescm.analysis.disparity_draws`): memory is the result plus a
+chunk, never a copy of the posterior.
 """
 
 from __future__ import annotations
@@ -39,14 +42,13 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.pooling import GROUP, group_slices, pool, rest, sliced_fit
+from bayescm.analysis.disparity_draws import MEASURES, Plan, measures
+from bayescm.analysis.pooling import GROUP, group_slices, sliced_fit
+from bayescm.analysis.slice_blocks import CHUNK_BYTES
+from bayescm.scheduling import client_for
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 __all__ = ["Disparity", "disparity"]
-
-#: The overall measures, in the order of :meth:`Disparity.to_frame`.
-MEASURES = ("gap", "tpr_gap", "fpr_gap", "equalized_odds", "demographic_parity")
-
 
 @dataclass(frozen=True)
 class Disparity:
@@ -92,11 +94,9 @@ class Disparity:
         """The metric's posterior per group (mean, sd, HDI, ``n``, ``empty``): with
         ``by=`` the levels' pooled metric, which :func:`bayescm.summary` (per slice)
         does not give."""
-        x = self.values.transpose(GROUP, *SAMPLE_DIMS).values.reshape(len(self.groups), -1)
-        lo, hi = hdi(x, self.hdi_prob, axis=-1)
-        return pd.DataFrame({"mean": x.mean(axis=1), "sd": x.std(axis=1), "hdi_lower": lo,
-                             "hdi_upper": hi, "n": self.groups["n"].to_numpy(),
-                             "empty": self.groups["empty"].to_numpy()},
+        stats = _group_rows(self.values, self.hdi_prob)
+        return pd.DataFrame(stats | {"n": self.groups["n"].to_numpy(),
+                                     "empty": self.groups["empty"].to_numpy()},
                             index=self.groups.index.rename(GROUP))
 
     def to_frame(self) -> pd.DataFrame:
@@ -114,17 +114,14 @@ class Disparity:
                 "measure": _label(name, self.metric), "group": "",
                 "p_exceeds": float(np.mean(x > self.threshold)), "p_worse": np.nan,
                 "n": float(self.groups["n"].sum())})
-        versus = self.draws["versus"].transpose(GROUP, *SAMPLE_DIMS)
-        x = versus.values.reshape(versus.sizes[GROUP], -1)  # one HDI call for all groups
-        worse = -x if self.higher_is_better else x
+        versus = self.draws["versus"]
         empty = self.groups.loc[versus[GROUP].values, "empty"].to_numpy()
-        lo, hi = hdi(x, self.hdi_prob, axis=-1)
+        stats = _group_rows(versus, self.hdi_prob, self.threshold, self.higher_is_better)
+        for p in ("p_exceeds", "p_worse"):
+            stats[p] = np.where(empty, np.nan, stats[p])
         rows.append(pd.DataFrame({
             "measure": f"{self.metric} vs {self.reference}", "group": versus[GROUP].values,
-            "mean": x.mean(axis=1), "sd": x.std(axis=1), "hdi_lower": lo, "hdi_upper": hi,
-            "p_exceeds": np.where(empty, np.nan, np.mean(np.abs(x) > self.threshold, axis=1)),
-            "p_worse": np.where(empty, np.nan, np.mean(worse > self.threshold, axis=1)),
-            "n": self.groups.loc[versus[GROUP].values, "n"].to_numpy(dtype=float)}))
+            **stats, "n": self.groups.loc[versus[GROUP].values, "n"].to_numpy(dtype=float)}))
         cols = ["measure", "group", "mean", "sd", "hdi_lower", "hdi_upper", "p_exceeds",
                 "p_worse", "n"]
         shown = len(self._shown())
@@ -180,9 +177,28 @@ def _row(x: np.ndarray, hdi_prob: float) -> dict[str, float]:
             "hdi_upper": float(hi)}
 
 
-def _spread(values: xr.DataArray) -> xr.DataArray:
-    """Per draw max - min over the groups that have a value."""
-    return values.max(GROUP, skipna=True) - values.min(GROUP, skipna=True)
+def _group_rows(draws: xr.DataArray, hdi_prob: float, threshold: float | None = None,
+                higher: bool = True) -> dict[str, np.ndarray]:
+    """Per group: mean, sd, HDI and (with ``threshold``) P(|d| > threshold) and P(worse
+    by more than it), a block of groups at a time: each statistic is of one group's
+    draws, so blocks give the numbers of all groups at once without copies of all."""
+    x = draws.transpose(GROUP, *SAMPLE_DIMS).values  # group-major: a view, no copy
+    x = x.reshape(len(x), -1)
+    names = ["mean", "sd", "hdi_lower", "hdi_upper"]
+    if threshold is not None:
+        names += ["p_exceeds", "p_worse"]
+    out = {k: np.empty(len(x)) for k in names}
+    step = max(1, int(CHUNK_BYTES // (8 * max(x.shape[1], 1))))
+    for start in range(0, len(x), step):
+        rows = slice(start, start + step)
+        block = x[rows]
+        out["mean"][rows], out["sd"][rows] = block.mean(axis=1), block.std(axis=1)
+        out["hdi_lower"][rows], out["hdi_upper"][rows] = hdi(block, hdi_prob, axis=-1)
+        if threshold is not None:
+            out["p_exceeds"][rows] = np.mean(np.abs(block) > threshold, axis=1)
+            worse = -block if higher else block
+            out["p_worse"][rows] = np.mean(worse > threshold, axis=1)
+    return out
 
 
 def _by(by: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -199,6 +215,8 @@ def disparity(
     by: str | Sequence[str] | None = None,
     reference: str = "rest",
     hdi_prob: float = 0.95,
+    chunk: int | None = None,
+    scheduler: Any = None,
 ) -> Disparity:
     r"""Posterior of the disparities of a metric across the slices of a sliced fit.
 
@@ -222,6 +240,18 @@ def disparity(
         metric's direction) or one group's label.
     hdi_prob
         Mass of the HDIs.
+    chunk
+        Draws per chunk for a NumPy posterior (default: about 16 MB of draws of every
+        slice; :mod:`bayescm.analysis.slice_blocks`).  The result does not depend on it.
+    scheduler
+        Where the draws are worked on.  None: here for a NumPy posterior (a chunk of
+        draws at a time), on Dask's active scheduler for a Dask-backed one (e.g.
+        ``bcm.exact_posterior(..., chunk=c)``, never computed whole); ``"dask"`` (the
+        active ``dask.distributed.Client``, else a local cluster of threads started for
+        this call) or a ``dask.distributed.Client``: block by block of slices on that
+        cluster.  Same draws, same numbers: bit for bit for the draws of ``values`` and,
+        with ``by=None``, the gaps; to rounding (sums over slices added per block) for
+        versus-the-rest and the pooled groups of ``by``.
 
     Returns
     -------
@@ -240,6 +270,12 @@ def disparity(
     :math:`\theta_{-g} = \sum_{s \notin g} n_s \theta_s / \sum_{s \notin g} n_s`.
     The probabilities are shares of draws, so their Monte Carlo error is at most
     :math:`0.5/\sqrt{\text{ESS}}`.
+
+    Memory: the result holds the metric and the difference per group and draw (two
+    float64 arrays of draws × groups); the work holds one chunk of draws of every slice
+    (or, on Dask, a few blocks of slices per worker; ``reference="rest"`` then makes
+    the blocks twice, once for the total :math:`\sum_s n_s\theta_s`, rather than hold
+    them), never a copy of the posterior.
 
     Examples
     --------
@@ -267,25 +303,23 @@ def disparity(
     if (~groups.frame["empty"]).sum() < 2:
         raise ValueError(f"Disparity needs at least two groups with cases; got "
                          f"{int((~groups.frame['empty']).sum())} (groups: {groups.labels}).")
-    keys = list(dict.fromkeys([key, "tpr", "fpr", "bias"]))
-    ms = registry.compute(pool(fit, groups), keys)
-    values = ms[key]
     higher = registry.higher_is_better(key)
-    if reference == "rest":
-        ref = registry.compute(rest(fit, groups), [key])[key]
-    elif reference == "best":
-        ref = values.max(GROUP) if higher else values.min(GROUP)
-    elif reference in groups.labels:
+    if reference not in ("rest", "best"):
+        if reference not in groups.labels:
+            raise ValueError(f"reference={reference!r}: use 'rest', 'best' or one of the "
+                             f"groups {groups.labels}.")
         if bool(groups.frame.loc[reference, "empty"]):
             raise ValueError(f"reference={reference!r} has no cases; choose another group.")
-        ref = values.sel({GROUP: reference}, drop=True)
-    else:
-        raise ValueError(f"reference={reference!r}: use 'rest', 'best' or one of the groups "
-                         f"{groups.labels}.")
-    draws = xr.Dataset({
-        "gap": _spread(values), "tpr_gap": _spread(ms["tpr"]), "fpr_gap": _spread(ms["fpr"]),
-        "demographic_parity": _spread(ms["bias"]), "versus": values - ref})
-    draws["equalized_odds"] = np.maximum(draws["tpr_gap"], draws["fpr_gap"])
+    plan = Plan(key=key, higher=higher, groups=groups, n=fit.n, reference=reference)
+    with client_for(scheduler) as client:
+        out = measures(fit, plan, chunk=chunk, client=client)
+    coords = {d: fit.theta[d].values for d in SAMPLE_DIMS}
+    draws = xr.Dataset({name: (SAMPLE_DIMS, out.overall[i]) for i, name in enumerate(MEASURES)},
+                       coords=coords)
+    # group-major memory behind dims (chain, draw, group): each group's draws contiguous
+    labelled = {"coords": coords | {GROUP: groups.labels}, "dims": (*SAMPLE_DIMS, GROUP)}
+    values = xr.DataArray(out.values.transpose(1, 2, 0), **labelled)
+    draws["versus"] = xr.DataArray(out.versus.transpose(1, 2, 0), **labelled)
     return Disparity(metric=key, threshold=float(threshold), by=by, reference=reference,
                      hdi_prob=hdi_prob, draws=draws, values=values, groups=groups.frame,
                      higher_is_better=higher)

@@ -43,7 +43,8 @@ from bayescm.data import CELLS
 from bayescm.slices import slice_label
 from bayescm.stats import SAMPLE_DIMS
 
-__all__ = ["Groups", "SlicedFit", "group_slices", "pool", "rest", "sliced_fit"]
+__all__ = ["Groups", "SlicedFit", "divide", "group_slices", "group_sums", "is_identity", "pool",
+           "pooled_theta", "rest", "rest_theta", "sliced_fit"]
 
 SLICE = "slice"
 GROUP = "group"
@@ -71,9 +72,11 @@ class SlicedFit:
 
 
 def sliced_fit(idata: Any, *, group: str = "posterior") -> SlicedFit:
-    """``theta``, case counts and slice levels of a sliced fit, or a ValueError
+    """``theta``, case counts and slice levels of a sliced fit (an InferenceData, or the
+    DataTree of :func:`bayescm.exact_posterior`, possibly on Dask), or a ValueError
     saying what is missing."""
-    idata = idata_mod.require(idata, "a sliced fit")
+    if not isinstance(idata, xr.DataTree):  # exact_posterior's result is a DataTree
+        idata = idata_mod.require(idata, "a sliced fit")
     ds = idata_mod.group(idata, group)
     if "theta" not in ds or SLICE not in ds["theta"].dims or "cell" not in ds["theta"].dims:
         raise ValueError(
@@ -85,7 +88,10 @@ def sliced_fit(idata: Any, *, group: str = "posterior") -> SlicedFit:
         raise ValueError("The fit has no observed_data 'counts': the case counts per slice "
                          "weight the pooled groups; fit the model with bcm.fit.")
     counts = idata_mod.group(idata, "observed_data")["counts"]
-    theta = ds["theta"].sel(cell=list(CELLS)).transpose(*SAMPLE_DIMS, SLICE, "cell")
+    theta = ds["theta"]
+    if theta["cell"].values.tolist() != list(CELLS):  # a list selection copies: only if needed
+        theta = theta.sel(cell=list(CELLS))
+    theta = theta.transpose(*SAMPLE_DIMS, SLICE, "cell")  # a view (lazy on Dask)
     n = counts.sel({SLICE: theta[SLICE].values}).sum("cell").values.astype(float)
     coords = theta[SLICE].coords
     names = [c for c in coords if c != SLICE and coords[c].dims == (SLICE,)]
@@ -150,43 +156,81 @@ def _label(values: np.ndarray, theta: xr.DataArray, labels: Sequence[str]) -> xr
                         | {GROUP: list(labels)})
 
 
-def _sums(fit: SlicedFit, groups: Groups) -> np.ndarray:
-    """Per draw and group :math:`\\sum_{s \\in g} n_s \\theta_s`, shape (chain, draw,
-    group, cell); slices sorted by group and summed with ``np.add.reduceat`` (linear in
-    the number of slices: 10^4 slices need no 10^4 x 10^4 weight matrix).  Empty slices
-    are left out (their weight is zero; 0 * NaN would be NaN)."""
-    keep = np.flatnonzero(fit.n > 0)
+def group_sums(theta: np.ndarray, n: np.ndarray, groups: Groups) -> np.ndarray:
+    """Per draw and group :math:`\\sum_{s \\in g} n_s \\theta_s`: ``theta`` of shape
+    (..., slice, cell) gives (..., group, cell).
+
+    Slices are sorted by group and summed with ``np.add.reduceat`` (linear in the number
+    of slices: 10^4 slices need no 10^4 x 10^4 weight matrix); when every slice is its
+    own group the sum is the product itself (no sort, no copy of ``theta``).  Empty
+    slices are left out (their weight is zero; 0 * NaN would be NaN).
+
+    >>> g = group_slices(pd.DataFrame({"f": ["a", "b", "a"]}), np.ones(3), ["f"])
+    >>> group_sums(np.arange(12.0).reshape(3, 4), np.array([1.0, 2.0, 0.0]), g).tolist()
+    [[0.0, 1.0, 2.0, 3.0], [8.0, 10.0, 12.0, 14.0]]
+    """
+    full = n > 0
+    if is_identity(groups):
+        return np.where(full[:, None], theta * n[:, None], 0.0)
+    keep = np.flatnonzero(full)
     order = keep[np.argsort(groups.codes[keep], kind="stable")]
-    weighted = fit.theta.values[:, :, order] * fit.n[order, None]
+    if np.array_equal(order, np.arange(len(n))):  # slices already in group order
+        weighted = theta * n[:, None]
+    else:  # one copy, weighted in place
+        weighted = theta[..., order, :]
+        weighted *= n[order, None]
     codes = groups.codes[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    out = np.zeros((*weighted.shape[:2], len(groups.frame), 4))
-    out[:, :, codes[starts]] = np.add.reduceat(weighted, starts, axis=2)
+    out = np.zeros((*theta.shape[:-2], len(groups.frame), theta.shape[-1]))
+    out[..., codes[starts], :] = np.add.reduceat(weighted, starts, axis=-2)
     return out
 
 
-def _divide(num: np.ndarray, total: np.ndarray) -> np.ndarray:
+def is_identity(groups: Groups) -> bool:
+    """Every slice its own group, in order (``by=None``)."""
+    return len(groups.codes) == len(groups.frame) and \
+        np.array_equal(groups.codes, np.arange(len(groups.codes)))
+
+
+def divide(num: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``num`` (..., group, cell) over per-group totals; NaN where a total is zero."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return num / np.where(total > 0, total, np.nan)[:, None]
 
 
+def pooled_theta(theta: np.ndarray, n: np.ndarray, groups: Groups,
+                 sums: np.ndarray | None = None) -> np.ndarray:
+    """Each group's :math:`\\theta_G` from ``theta`` (..., slice, cell); a group of one
+    slice gets that slice's :math:`\\theta` itself (not :math:`n\\theta/n`, which may
+    differ in the last bit).  ``sums`` (:func:`group_sums`) saves recomputing them."""
+    n_g = groups.frame["n"].to_numpy(dtype=float)
+    if is_identity(groups):
+        return np.where(n_g[:, None] > 0, theta, np.nan)
+    return divide(group_sums(theta, n, groups) if sums is None else sums, n_g)
+
+
+def rest_theta(sums: np.ndarray, n_g: np.ndarray, *, total: np.ndarray | None = None,
+               n_all: float | None = None) -> np.ndarray:
+    r"""The rest of each group from its :func:`group_sums` and case counts ``n_g``:
+    :math:`(\sum_s n_s\theta_s - \sum_{s \in g} n_s\theta_s) / (N - N_g)`.  When
+    ``sums`` holds only some groups (a block of slices), ``total`` (..., cell) is
+    :math:`\sum_s n_s\theta_s` over every slice and ``n_all`` is :math:`N`."""
+    whole = sums.sum(axis=-2, keepdims=True) if total is None else total[..., None, :]
+    n_all = float(n_g.sum()) if n_all is None else n_all
+    return divide(whole - sums, n_all - n_g)
+
+
 def pool(fit: SlicedFit, groups: Groups) -> xr.DataArray:
     r"""Per draw, each group's :math:`\theta_G` (case-count-weighted mixture of its
-    slices); dims (chain, draw, group, cell).  A group of one slice gets that slice's
-    :math:`\theta` itself (not :math:`n\theta/n`, which may differ in the last bit)."""
-    n_g = groups.frame["n"].to_numpy(dtype=float)
-    if len(groups.codes) == len(n_g) and np.array_equal(groups.codes, np.arange(len(n_g))):
-        values = np.where(n_g[:, None] > 0, fit.theta.values, np.nan)
-    else:
-        values = _divide(_sums(fit, groups), n_g)
-    return _label(values, fit.theta, groups.labels)
+    slices); dims (chain, draw, group, cell).  Holds every draw: the analyses use
+    :func:`pooled_theta` on chunks of draws."""
+    return _label(pooled_theta(fit.theta.values, fit.n, groups), fit.theta, groups.labels)
 
 
 def rest(fit: SlicedFit, groups: Groups) -> xr.DataArray:
     r"""Per draw, the :math:`\theta` of every slice *outside* each group (the rest),
     weighted by case counts: :math:`(\sum_s n_s\theta_s - \sum_{s \in g} n_s
     \theta_s) / (N - N_g)`; dims (chain, draw, group, cell)."""
-    sums = _sums(fit, groups)
-    n_g = groups.frame["n"].to_numpy(dtype=float)
-    outside = sums.sum(axis=2, keepdims=True) - sums
-    return _label(_divide(outside, n_g.sum() - n_g), fit.theta, groups.labels)
+    sums = group_sums(fit.theta.values, fit.n, groups)
+    return _label(rest_theta(sums, groups.frame["n"].to_numpy(dtype=float)), fit.theta,
+                  groups.labels)

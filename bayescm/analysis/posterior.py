@@ -94,7 +94,9 @@ def metric_draws(
     draws: int = 4000,
     random_seed: int | None = None,
 ) -> xr.DataArray:
-    """Posterior draws of one metric with dims (chain, draw, <units>).
+    """Posterior draws of one metric with dims (chain, draw, <units>): the units are
+    classifiers, or the slices of a sliced matrix (dim ``slice``, with its levels as
+    coordinates when the data carry them).
 
     For a ConfusionMatrix or MulticlassConfusionMatrix: ``draws`` i.i.d. draws in one
     chain (the total).  The metric is a key or alias of the registry that answers for
@@ -107,10 +109,12 @@ def metric_draws(
         key = reg.key(metric)
         theta = theta_draws(data, draws, np.random.default_rng(random_seed))
         return reg.compute(theta, [key])[key]
-    if not idata_mod.is_inference_data(data):
+    # bcm.exact_posterior gives its draws (NumPy or Dask-backed) as an xarray.DataTree
+    if not (idata_mod.is_inference_data(data) or isinstance(data, xr.DataTree)):
         raise TypeError(
-            "Expected an arviz.InferenceData from bayescm.fit, a bayescm.ConfusionMatrix or "
-            f"a bayescm.MulticlassConfusionMatrix, got {type(data).__name__}."
+            "Expected an arviz.InferenceData from bayescm.fit (or the xarray.DataTree of "
+            "bayescm.exact_posterior), a bayescm.ConfusionMatrix or a "
+            f"bayescm.MulticlassConfusionMatrix, got {type(data).__name__}."
         )
     ds = idata_mod.group(data, group)
     reg = registry.registry_for(data, group=group)

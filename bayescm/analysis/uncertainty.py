@@ -48,15 +48,17 @@ def metric_uncertainty(
     draws: int = 20_000,
     random_seed: int | None = None,
 ) -> pd.DataFrame:
-    """HDI width of a metric per classifier (Tötsch & Hoffmann's metric uncertainty).
+    """HDI width of a metric per classifier or slice (Tötsch & Hoffmann's metric
+    uncertainty).
 
     Parameters
     ----------
     data
-        InferenceData from :func:`bayescm.fit`, or a ConfusionMatrix (three-Beta
-        posterior with Beta(1, 1) priors, drawn exactly), or a
-        MulticlassConfusionMatrix (class prevalence and rows with flat Dirichlet
-        priors, drawn exactly).
+        InferenceData from :func:`bayescm.fit` (or the DataTree of
+        :func:`bayescm.exact_posterior`, NumPy or Dask-backed), or a ConfusionMatrix
+        (three-Beta posterior with Beta(1, 1) priors, drawn exactly; a sliced matrix
+        gets one per slice), or a MulticlassConfusionMatrix (class prevalence and rows
+        with flat Dirichlet priors, drawn exactly).
     metric
         A key or alias of the registry that fits the data (for K classes: per-class
         ``"recall"``, averaged ``"f1_macro"``, overall ``"kappa"``, ...).
@@ -72,8 +74,9 @@ def metric_uncertainty(
     Returns
     -------
     pandas.DataFrame
-        One row per classifier (and population, or class for a per-class
-        multiclass metric): ``hdi_lower``, ``hdi_upper``, ``mu``
+        One row per classifier, or per slice of a sliced matrix (index ``slice``),
+        and population, or class for a per-class multiclass metric: ``hdi_lower``,
+        ``hdi_upper``, ``mu``
         and ``undefined``, the share of draws where the metric is undefined or
         infinite (ppv of a predictive table without predicted positives, ...): the
         HDI is that of the other draws (NaN when fewer than two are left).
@@ -125,7 +128,9 @@ def deception(
     ----------
     data
         InferenceData from :func:`bayescm.fit` (binary or multiclass) holding
-        ``metric``, a ConfusionMatrix or a MulticlassConfusionMatrix.  For a
+        ``metric`` (or the DataTree of :func:`bayescm.exact_posterior`), a
+        ConfusionMatrix (one or many classifiers, or slices) or a
+        MulticlassConfusionMatrix.  For a
         ConfusionMatrix and ``metric="bm"`` the probabilities are exact: with
         independent Beta posteriors :math:`f` of TPR and :math:`G` the CDF of TNR,
         :math:`\Pr(BM < -\rho) = \int_0^1 f(x)\,G(1 - \rho - x)\,dx`, by quadrature.
@@ -148,7 +153,8 @@ def deception(
     Returns
     -------
     pandas.DataFrame
-        Per classifier (and class for a per-class metric): ``r_informative`` =
+        Per classifier or slice (and class for a per-class metric), indexed like
+        :func:`metric_uncertainty`: ``r_informative`` =
         P(metric > rope), ``r_deceptive`` = P(metric < -rope), ``p_uninformative`` =
         P(|metric| <= rope) and ``undefined`` = P(metric undefined); rows sum to 1.
         BM is undefined in a predictive table without actual positives or negatives
@@ -195,7 +201,7 @@ def deception(
         out = pd.DataFrame.from_dict(
             rows, orient="index",
             columns=["r_informative", "r_deceptive", "p_uninformative", "undefined"])
-        out.index.name = "classifier"
+        out.index.name = data.unit  # "classifier", or "slice" for a sliced matrix
         return out
     da = metric_draws(data, found.key, group=group, draws=draws, random_seed=random_seed)
     units = units_of(da)

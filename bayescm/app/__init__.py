@@ -52,7 +52,10 @@ How to add a page
    no other file changes.  The page is served at ``/<slug>`` (the lowest ``order`` also
    at ``/``), appears in the navigation bar and in ``bcm.app()``'s tabs.
 2. Keep computations out of the view: a plain module (``bayescm/app/<name>_logic.py``,
-   no Panel) turns the state into results, so tests need no browser.
+   no Panel) turns the state into results, so tests need no browser.  Update the page's
+   panes inside ``with pn.io.hold():`` (one message to the browser) and hand slow work
+   such as drawing figures to :func:`bayescm.app.layout.soon`, so the numbers arrive
+   first.  NUTS fits (seconds to minutes) belong behind a button, with progress shown.
 3. Results go through :mod:`bayescm.app.downloads`; give every number a test reads a
    ``data-testid`` (``<span data-testid="tnr-hdi-lower">``) and every input a
    ``css_classes=["bcm-<field>"]``: browser tests find them by those.

@@ -70,7 +70,7 @@ def matrix(kind: str, *, tp: int = 0, fn: int = 0, fp: int = 0, tn: int = 0,
         return ConfusionMatrix(tp=tp, fn=fn, fp=fp, tn=tn, classifier=CLASSIFIER)
     if kind != "multiclass":
         raise ValueError(f"kind must be 'binary' or 'multiclass', got {kind!r}.")
-    from bayescm.cli import parse_matrix
+    from bayescm.cli_input import parse_matrix
 
     rows = [re.split(r"\s*[,\t]\s*", line.strip())
             for line in re.split(r"[;\n]", text.strip()) if line.strip()]

@@ -170,6 +170,8 @@ def encode_confusion(cm: ConfusionMatrix) -> dict[str, list]:
                                   [x.item() if hasattr(x, "item") else x for x in v])
                          for c, v in ((c, cm.slices[c].to_numpy()) for c in cm.slices)}
         out["datetimes"] = [str(c) for c in cm.slices if cm.slices[c].dtype.kind == "M"]
+        if cm.classifier is not None:  # only when named: older records stay identical
+            out["sliced_classifier"] = cm.classifier
     return out
 
 
@@ -180,5 +182,6 @@ def decode_confusion(payload: Mapping[str, list]) -> ConfusionMatrix:
         slices = pd.DataFrame(dict(payload["slices"]), index=list(payload["classifier"]))
         for c in payload.get("datetimes", ()):
             slices[c] = pd.to_datetime(slices[c])
-        return ConfusionMatrix.from_slices(counts, slices)
+        return ConfusionMatrix.from_slices(counts, slices,
+                                           classifier=payload.get("sliced_classifier"))
     return ConfusionMatrix(*counts.T, classifier=list(payload["classifier"]))

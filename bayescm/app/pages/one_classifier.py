@@ -47,6 +47,7 @@ class State(param.Parameterized):
     matrix = param.String(logic.EXAMPLE_MATRIX)
     metrics = param.List(list(logic.DEFAULT_METRICS))
     hdi = param.Number(0.95, bounds=(0.5, 0.999))
+    density = param.String("tnr")
     prior_prevalence = param.String("beta:1,1")
     prior_tpr = param.String("beta:1,1")
     prior_tnr = param.String("beta:1,1")
@@ -105,7 +106,7 @@ class OneClassifier:
         self.url_note = ErrorNote("url")
         sync_url(self.state, on_error=lambda msgs: self.url_note.show(" ".join(msgs)))
         self.notes = {n: ErrorNote(n) for n in ("matrix", "metrics", "priors", "pmf",
-                                                 "sample-size")}
+                                                 "density", "sample-size")}
         self._widgets()
         self.panel_outputs = self.outputs()
         self.state.param.watch(self.update, ["kind", "tp", "fn", "fp", "tn", "matrix",
@@ -113,6 +114,7 @@ class OneClassifier:
                                              "prior_tpr", "prior_tnr", "seed"])
         self.state.param.watch(self.update_pmf, ["pmf_metric", "pmf_pos", "pmf_neg"])
         self.state.param.watch(self.update_rule, ["ss_metric", "ss_width"])
+        self.state.param.watch(lambda *_: soon(self.draw), ["density"])
         self.update()
 
     # -- inputs --------------------------------------------------------------------------
@@ -230,7 +232,7 @@ class OneClassifier:
     def draw(self) -> None:
         """The figures of the current results (drawn after the numbers are sent)."""
         with pn.io.hold():
-            self.figures["posterior"] = self.figures["pmf"] = None
+            self.figures.update(posterior=None, pmf=None, density=None)
             if self.rows is not None:
                 longest = max(len(k) for k in self.rows.index)
                 fig, ax = new_figure(6.0, 0.9 + 0.3 * len(self.rows),
@@ -241,8 +243,21 @@ class OneClassifier:
                 fig, ax = new_figure(6.0, 2.8)
                 logic.pmf_plot(self.pmf_frame, self.state.pmf_metric, ax)
                 self.figures["pmf"] = fig
+            if self.analysis is not None:
+                self.figures["density"] = self.notes["density"].run(self._density)
             show_figure(self.forest, self.figures["posterior"], name="posterior-plot")
+            show_figure(self.density, self.figures["density"], name="density-plot")
             show_figure(self.pmf_plot, self.figures["pmf"], name="pmf-plot")
+
+    def _density(self) -> Any:
+        """The library's posterior plot (density, HDI, mean, plug-in) of one metric."""
+        from bayescm import plots
+
+        rows = 1 if self.state.kind == "binary" else len(self.analysis.data.labels)
+        fig, ax = new_figure(6.0, 1.3 + 0.45 * rows, left=1.6, bottom=0.5, top=0.6)
+        plots.metric_posterior(self.analysis.posterior, self.state.density, kind="ridge",
+                               hdi_prob=self.analysis.hdi_prob, ax=ax)
+        return fig
 
     def update_rule(self, *_events: Any) -> None:
         from bayescm.analysis import sample_size_rule
@@ -278,6 +293,7 @@ class OneClassifier:
         self.deception = pn.pane.HTML("", sizing_mode="stretch_width")
         self.forest = figure_pane(name="posterior-plot")
         self.pmf_plot = figure_pane(name="pmf-plot")
+        self.density = figure_pane(name="density-plot")
         self.pmf_text = pn.pane.HTML("", sizing_mode="stretch_width")
         self.rule = pn.pane.HTML("", sizing_mode="stretch_width")
         self.plan_text = pn.pane.HTML("", sizing_mode="stretch_width")
@@ -289,7 +305,12 @@ class OneClassifier:
             "Posterior", self.results, self.deception, self.forest,
             pn.FlexBox(csv_download(table, "summary.csv", name="summary"),
                        *figure_downloads(get("posterior"), "posterior", name="posterior"),
-                       netcdf_download(idata, "fit.nc")))
+                       netcdf_download(idata, "fit.nc")),
+            pn.widgets.TextInput.from_param(s.param.density, label="posterior density of",
+                                            css_classes=["bcm-density"], width=160),
+            self.notes["density"], self.density,
+            pn.FlexBox(*figure_downloads(get("density"), "posterior_density",
+                                         name="density")))
         pmf_inputs = pn.FlexBox(
             pn.widgets.TextInput.from_param(s.param.pmf_metric, label="metric",
                                             css_classes=["bcm-pmf-metric"], width=110),
