@@ -44,8 +44,8 @@ def test_url_state_round_trips_every_kind_of_parameter():
     assert state.restore(target, query, list(changed)) == []
     assert {k: getattr(target, k) for k in changed} == changed
     # a hand-edited link: the bad value is reported by name and the rest still applies
-    problems = state.restore(target, {"hdi": "2", "tp": "x", "fn": "3"}, ["hdi", "tp", "fn"])
-    assert len(problems) == 2 and "hdi=2" in problems[0] and "tp=x" in problems[1]
+    problems = state.restore(target, {"hdi": "x", "tp": "4.5", "fn": "3"}, ["hdi", "tp", "fn"])
+    assert len(problems) == 2 and "hdi=x" in problems[0] and "tp=4.5" in problems[1]
     assert target.fn == 3 and target.hdi == 0.9
 
 

@@ -129,6 +129,12 @@ def test_the_page_object_updates_shows_errors_and_plans():
     page.state.prior_tnr = "beta:1,1"
     assert page.notes["priors"].text == "" and page.analysis is not None
 
+    page.state.hdi = 1.5  # the library's own check, next to the metrics
+    with pytest.raises(ValueError) as err:
+        bcm.summary(_fit(cm20), metrics=["tnr"], hdi_prob=1.5)
+    assert page.notes["metrics"].text == str(err.value)
+    page.state.hdi = 0.95
+
     page.state.ss_width = 0.3
     page.plan()
     plan = bcm.analysis.sample_size(0.3, metric="tnr", pilot=cm20, random_seed=1)

@@ -46,7 +46,7 @@ class State(param.Parameterized):
     tn = param.Integer(logic.EXAMPLE["tn"])
     matrix = param.String(logic.EXAMPLE_MATRIX)
     metrics = param.List(list(logic.DEFAULT_METRICS))
-    hdi = param.Number(0.95, bounds=(0.5, 0.999))
+    hdi = param.Number(0.95)  # no bounds here: the library checks it and says why
     density = param.String("tnr")
     prior_prevalence = param.String("beta:1,1")
     prior_tpr = param.String("beta:1,1")
