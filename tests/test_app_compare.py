@@ -124,6 +124,7 @@ def test_bad_input_shows_the_library_message_at_its_field(state, where, library)
     (cl.CompareState(design="paired", cases="A, B\n1, 0"), "cases", "y_true"),
     (cl.CompareState(design="paired", positive="7"), "positive", "'7'"),
     (cl.CompareState(margin=float("inf")), "margin", "finite"),
+    (cl.CompareState(hdi_prob=1.5), "hdi_prob", "1.5"),
 ])
 def test_page_checks_say_what_to_fix(state, where, words) -> None:
     with pytest.raises(InputError) as caught:

@@ -101,6 +101,7 @@ def test_bad_input_shows_the_library_message_at_its_field(state, where, library)
     (nl.NoLabelsState(priors="sensitivity A beta(2, 2)"), "priors"),
     (nl.NoLabelsState(priors="sensitivity: gamma(2, 2)"), "priors"),
     (nl.NoLabelsState(dependence="A~B~C"), "dependence"),
+    (nl.NoLabelsState(hdi_prob=0.0), "hdi_prob"),
     (nl.NoLabelsState(table="++, +-, -+, --\n1, 2, 3, 4\n5, 6, 7, 8"), "table"),
 ])
 def test_unreadable_lines_name_their_field(state, where) -> None:

@@ -217,6 +217,8 @@ def run(state: CompareState) -> CompareResult:
     with field("margin"):
         if not np.isfinite(state.margin):
             raise ValueError(f"margin must be a finite number, got {state.margin!r}.")
+    with field("hdi_prob"):
+        bcm.stats.check_hdi_prob(state.hdi_prob)
     if state.design not in ("independent", "paired"):
         raise InputError("design", f"design must be 'independent' or 'paired', "
                                    f"got {state.design!r}.")

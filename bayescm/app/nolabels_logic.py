@@ -198,6 +198,8 @@ def build(state: NoLabelsState) -> Built:
     """
     table = parse_table(state.table)
     priors = parse_priors(state.priors)
+    with field("hdi_prob"):
+        bcm.stats.check_hdi_prob(state.hdi_prob)
     pairs = parse_pairs(state.dependence)
     with field("dependence"):
         bcm.models.hui_walter(table, conditional_dependence=pairs, identifiability="ignore")
