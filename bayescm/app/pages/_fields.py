@@ -1,0 +1,37 @@
+"""What the Compare, No-labels and Upload pages share: a note under each field for the
+library's message, and the page's state kept in its URL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bayescm.app.errors import ErrorNote
+from bayescm.app.pages_common import InputError, PageState
+from bayescm.app.state import sync_url
+
+__all__ = ["clear_errors", "keep_in_url", "notes", "show_error"]
+
+
+def notes(names: Any) -> dict[str, ErrorNote]:
+    """One :class:`ErrorNote` per field (and ``url`` for a link's refused values)."""
+    return {n: ErrorNote(n) for n in ("url", *names)}
+
+
+def clear_errors(found: dict[str, ErrorNote]) -> None:
+    """Hide every field's note (the link's note stays: it is about how the page opened)."""
+    for name, note in found.items():
+        if name != "url":
+            note.clear()
+
+
+def show_error(found: dict[str, ErrorNote], err: InputError) -> None:
+    """Show ``err`` under its field and clear the other fields' notes."""
+    clear_errors(found)
+    found.get(err.field, found[next(n for n in found if n != "url")]).show(err.message)
+
+
+def keep_in_url(state: PageState, found: dict[str, ErrorNote]) -> Any:
+    """The page's ``param`` mirror of ``state``, kept in the URL (restored from it now)."""
+    params = state.params()
+    sync_url(params, on_error=lambda msgs: found["url"].show(" ".join(msgs)))
+    return params

@@ -1,0 +1,283 @@
+"""What the Compare, No-labels and Upload pages share, free of Panel.
+
+* :class:`InputError`: bad input for one field of a page, carrying the library's own
+  message (shown next to that field, never as a traceback); :func:`field` turns the
+  library's exceptions raised while reading one field into it.
+* :class:`PageState`: a page's inputs as a frozen dataclass.  It round-trips through a
+  URL query (``to_query`` / ``from_query``, written as :mod:`bayescm.app.state` writes
+  them, so a link made here opens the page in that state), and mirrors itself as a
+  ``param.Parameterized`` (:meth:`PageState.params`) for the page's widgets and
+  :func:`bayescm.app.state.sync_url`.
+* :func:`read_table`, :func:`read_csv_text`: typed or pasted tables.
+
+Examples
+--------
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class S(PageState):
+...     text: str = "a, b\\n1, 2"
+...     margin: float = 0.0
+>>> s = S(text="tp, fn\\n1, 2", margin=0.05)
+>>> s.to_query()
+{'text': 'tp, fn\\n1, 2', 'margin': '0.05'}
+>>> S.from_query(s.to_query()) == s
+True
+>>> S.from_query({"margin": "oops"}).margin   # a bad value keeps the default
+0.0
+>>> p = s.params()
+>>> p.margin, S.from_params(p) == s
+(0.05, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
+
+import pandas as pd
+
+from bayescm.app.errors import message as message_of
+
+__all__ = ["InputError", "PageState", "field", "frame_html", "message_of", "read_csv_text",
+           "read_table"]
+
+S = TypeVar("S", bound="PageState")
+
+
+class InputError(ValueError):
+    """Bad input for one field of a page.
+
+    Attributes
+    ----------
+    field
+        The field's name (a :class:`PageState` attribute).
+    message
+        What is wrong and what to do: the library's own message where it raised one.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@contextlib.contextmanager
+def field(name: str) -> Iterator[None]:
+    """Report the library's errors raised while reading field ``name`` as :class:`InputError`.
+
+    >>> import bayescm as bcm
+    >>> try:
+    ...     with field("counts"):
+    ...         bcm.ConfusionMatrix(tp=-1, fn=0, fp=0, tn=1)
+    ... except InputError as err:
+    ...     err.field, "negative" in err.message
+    ('counts', True)
+    """
+    try:
+        yield
+    except InputError:
+        raise
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(name, message_of(err)) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class PageState:
+    """Base of a page's state: fields of type str, int, float or bool, all with defaults."""
+
+    _converters: ClassVar[dict[str, type]] = {"str": str, "int": int, "float": float,
+                                              "bool": bool}
+
+    def to_query(self) -> dict[str, str]:
+        """The fields that differ from their defaults, as URL query values."""
+        out = {}
+        defaults = type(self)()
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value != getattr(defaults, f.name):
+                out[f.name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        return out
+
+    @classmethod
+    def from_query(cls: type[S], query: Mapping[str, Any]) -> S:
+        """The state a URL query describes; unknown keys are ignored and a value that
+        cannot be read keeps its field's default (a link never breaks a page)."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = query.get(f.name)
+            if isinstance(raw, list | tuple):
+                raw = raw[0] if raw else None
+            if isinstance(raw, bytes):
+                raw = raw.decode()
+            if raw is None:
+                continue
+            kind = f.type if isinstance(f.type, str) else f.type.__name__
+            try:
+                values[f.name] = _read(str(raw), kind)
+            except ValueError:
+                continue
+        return cls(**values)
+
+    def params(self) -> Any:
+        """A ``param.Parameterized`` with one parameter per field (the dataclass's
+        defaults as defaults), set to this state's values."""
+        import param
+
+        kinds = {bool: param.Boolean, int: param.Integer, float: param.Number,
+                 str: param.String}
+        cls = type(self)
+        made = _PARAM_CLASSES.get(cls)
+        if made is None:
+            made = param.parameterized_class(
+                f"{cls.__name__}Params",
+                {f.name: kinds[type(f.default)](default=f.default)
+                 for f in dataclasses.fields(cls)})
+            _PARAM_CLASSES[cls] = made
+        return made(**dataclasses.asdict(self))
+
+    @classmethod
+    def from_params(cls: type[S], obj: Any) -> S:
+        """The state a :meth:`params` object holds now."""
+        return cls(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(cls)})
+
+    def replace(self: S, **changes: Any) -> S:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+_PARAM_CLASSES: dict[type, Any] = {}
+
+
+def _read(raw: str, kind: str) -> Any:
+    if kind == "bool":
+        return raw.lower() in ("1", "true", "yes")
+    if kind == "str":
+        return raw
+    value = PageState._converters[kind](raw)
+    if isinstance(value, float) and value != value:  # NaN is no one's intended input
+        raise ValueError(raw)
+    return value
+
+
+def _tokens(line: str) -> list[str]:
+    sep = next((s for s in ",;\t" if s in line), None)
+    parts = line.split(sep) if sep else line.split()
+    return [p.strip() for p in parts]
+
+
+def read_table(text: str, name: str, *, header_hint: str,
+               is_value: Callable[[str], bool]) -> tuple[list[str], list[str],
+                                                         list[list[float]]]:
+    r"""A typed or pasted table: a header line of column names, then one row per line.
+
+    Columns are separated by commas, semicolons or tabs (else by spaces); empty lines
+    and lines starting with ``#`` are skipped.  The first column holds the row names
+    when ``is_value`` says its header does not name a column of numbers (e.g.
+    ``name``); every other column holds numbers.  ``header_hint`` shows the expected
+    header in messages.
+
+    Returns
+    -------
+    (row names, column names, rows of numbers)
+
+    Raises
+    ------
+    InputError
+        For field ``name``: no rows, a row of the wrong length, a cell that is not a
+        number.
+
+    Examples
+    --------
+    >>> read_table("name, tp, fn\nA, 3, 4\nB, 5, 6", "counts", header_hint="name, tp, fn",
+    ...            is_value=lambda h: h in ("tp", "fn"))
+    (['A', 'B'], ['tp', 'fn'], [[3.0, 4.0], [5.0, 6.0]])
+    """
+    lines = [ln for ln in (raw.strip() for raw in text.splitlines())
+             if ln and not ln.startswith("#")]
+    if len(lines) < 2:
+        raise InputError(name, f"Give a header line ({header_hint}) and at least one row "
+                               "of numbers below it.")
+    header = _tokens(lines[0])
+    try:
+        float(header[0])
+    except ValueError:
+        pass
+    else:
+        raise InputError(name, f"The first line must name the columns ({header_hint}), "
+                               f"but it holds numbers: {lines[0]!r}.")
+    named = not is_value(header[0])
+    columns = header[1:] if named else header
+    names, rows = [], []
+    for i, line in enumerate(lines[1:], start=2):
+        cells = _tokens(line)
+        if len(cells) != len(header):
+            raise InputError(name, f"Line {i} has {len(cells)} entries but the header has "
+                                   f"{len(header)} ({', '.join(header)}): {line!r}.")
+        if named:
+            names.append(cells[0])
+            cells = cells[1:]
+        try:
+            rows.append([float(c) for c in cells])
+        except ValueError:
+            raise InputError(name, f"Line {i}: every entry after the name must be a number, "
+                                   f"got {line!r}.") from None
+    return names, columns, rows
+
+
+def read_csv_text(text: str, name: str) -> pd.DataFrame:
+    """A CSV text as a DataFrame: comma, semicolon or tab separated (whichever the first
+    line uses), ``#`` lines skipped, empty cells missing.
+
+    >>> read_csv_text("y_true;A\\n1;0", "file").to_dict("list")
+    {'y_true': [1], 'A': [0]}
+    """
+    first = text.lstrip().split("\n", 1)[0]
+    sep = max(",;\t", key=first.count)
+    try:
+        frame = pd.read_csv(io.StringIO(text.strip()), sep=sep, skipinitialspace=True,
+                            comment="#")
+    except (ValueError, pd.errors.ParserError) as err:
+        raise InputError(name, f"Cannot read the text as CSV: {err}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
+_TABLE_STYLE = (
+    "<style>.bcm-frame{border-collapse:collapse;font-family:system-ui,sans-serif;"
+    "font-size:0.9em}.bcm-frame td,.bcm-frame th{padding:3px 8px;border-bottom:1px solid "
+    "#eee;text-align:right;white-space:nowrap}.bcm-frame td:first-child,.bcm-frame "
+    "th:first-child{text-align:left}.bcm-scroll{overflow-x:auto;max-width:100%}</style>")
+
+
+def _testid(*parts: Any) -> str:
+    return "-".join(str(p) for p in parts).replace("_", "-").replace(" ", "-").lower()
+
+
+def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
+    """A table as HTML whose every number carries ``data-testid="<prefix>-<row>-<col>"``
+    (row: the index joined by ``-``), for readers and for browser tests; it scrolls
+    sideways on a narrow screen.
+
+    >>> frame = pd.DataFrame({"mean": [0.5]}, index=pd.Index(["A"], name="classifier"))
+    >>> 'data-testid="board-a-mean">0.5000<' in frame_html(frame, "board")
+    True
+    """
+    import html
+
+    names = [str(n) if n is not None else "" for n in frame.index.names]
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    head += "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for key, row in frame.iterrows():
+        keys = key if isinstance(key, tuple) else (key,)
+        cells = "".join(f"<td>{html.escape(str(k))}</td>" for k in keys)
+        for col, value in row.items():
+            text = (f"{value:.{digits}f}" if isinstance(value, float)
+                    else html.escape(str(value)))
+            cells += f'<td><span data-testid="{_testid(prefix, *keys, col)}">{text}</span></td>'
+        rows.append(f"<tr>{cells}</tr>")
+    return (f'{_TABLE_STYLE}<div class="bcm-scroll"><table class="bcm-frame"><tr>{head}</tr>'
+            f'{"".join(rows)}</table></div>')

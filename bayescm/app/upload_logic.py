@@ -1,0 +1,256 @@
+r"""The Upload page's logic: a CSV of predictions becomes the right analysis.
+
+The CSV has one row per case: optionally ``y_true`` (the true label), one column per
+classifier (its predicted label), optionally ``group`` (a slice such as a site or a
+sex) and ``population`` (for unlabelled data: populations of different prevalence).
+What the columns hold decides the analysis (:func:`analyse`):
+
+============================================  ==========================================
+columns                                       analysis
+============================================  ==========================================
+``y_true`` and one classifier                 one classifier: every metric's exact
+                                              posterior (:func:`bayescm.summary_exact`)
+``y_true`` and two or more classifiers        compare, paired (the Compare page on the
+                                              same cases)
+``y_true`` and ``group``                      the metrics per slice
+                                              (:meth:`bayescm.ConfusionMatrix.from_predictions`
+                                              with ``groups=``)
+no ``y_true``, or ``y_true`` with gaps         agreement table (the No-labels page);
+                                              known labels become verified cases
+============================================  ==========================================
+
+An empty prediction is a missing result (a ``"?"`` cell of the agreement table).
+Where another page carries the analysis on, the result holds that page's state, so
+the page can offer a link that opens it (the sufficient statistics travel in the
+link, the file does not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pandas as pd
+
+import bayescm as bcm
+from bayescm.app import compare_logic, nolabels_logic
+from bayescm.app.pages_common import InputError, PageState, field, read_csv_text
+
+__all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "read_csv"]
+
+SUMMARY_METRICS = ("acc", "ba", "tpr", "tnr", "ppv", "npv", "f1", "mcc")
+MULTICLASS_METRICS = ("acc", "ba", "kappa", "mcc", "f1_macro")
+SUMMARY_DRAWS = 5000  # draws per chain x 4 chains: 20,000 i.i.d. draws per classifier
+
+
+@dataclasses.dataclass(frozen=True)
+class UploadState(PageState):
+    """Options of the Upload page (the file itself is not part of the URL)."""
+
+    truth: str = "y_true"
+    group: str = "group"
+    population: str = "population"
+    positive: str = ""
+    seed: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class UploadResult:
+    """What was found in the file and what it gave.
+
+    Attributes
+    ----------
+    kind
+        ``"one"``, ``"compare"``, ``"groups"`` or ``"agreement"``.
+    description
+        One sentence saying what the columns were read as and which analysis follows.
+    tables
+        Named result tables (each downloadable as CSV).
+    page, state
+        The page that carries the analysis on (``"one"``, ``"compare"``, ``"nolabels"``)
+        and its state, or None.
+    query
+        The URL query that opens ``page`` in that state (for the One-classifier page:
+        its cells, or its K-class matrix as ``labels; row; row``).
+    detail
+        The other page's result where it was computed here (a CompareResult, or the
+        No-labels page's :class:`~bayescm.app.nolabels_logic.Built` model).
+    """
+
+    kind: str
+    description: str
+    tables: dict[str, pd.DataFrame]
+    page: str | None = None
+    state: PageState | None = None
+    detail: Any = None
+    query: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.query is None and self.state is not None:
+            object.__setattr__(self, "query", self.state.to_query())
+
+
+def read_csv(data: bytes | str) -> pd.DataFrame:
+    """The uploaded file as a DataFrame (empty cells are missing values).
+
+    >>> read_csv(b"y_true,A\\n1,1\\n0,\\n").isna().sum().to_dict()
+    {'y_true': 0, 'A': 1}
+    """
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as err:
+        raise InputError("file", f"The file is not UTF-8 text: {err}") from None
+    frame = read_csv_text(text, "file")
+    if frame.empty:
+        raise InputError("file", "The file has no cases: one row per case below a header "
+                                 "line naming the columns (y_true, one column per "
+                                 "classifier, optionally group and population).")
+    return frame
+
+
+def _positive(state: UploadState, values: pd.Series) -> Any:
+    if not state.positive:
+        return None
+    for v in pd.unique(values.dropna()):
+        if str(v) == state.positive:
+            return v
+    raise InputError("positive", f"The positive label {state.positive!r} does not occur in "
+                                 "the file.")
+
+
+def agreement_text(table: bcm.AgreementTable) -> str:
+    """An agreement table in the No-labels page's text format.
+
+    >>> tab = bcm.AgreementTable.from_counts({"++": 4, "+-": 1, "-+": 0, "--": 9})
+    >>> print(agreement_text(tab))
+    population, ++, +-, -+, --
+    all, 4, 1, 0, 9
+    >>> nolabels_logic.parse_table(agreement_text(tab)) == tab
+    True
+    """
+    frame = table.to_frame()
+    lines = [", ".join(["population", *frame.columns])]
+    lines += [", ".join([str(p), *(str(int(v)) for v in row)])
+              for p, row in zip(frame.index, frame.to_numpy(), strict=True)]
+    return "\n".join(lines)
+
+
+def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
+    """Choose and run the analysis the columns call for (see the module documentation).
+
+    Examples
+    --------
+    >>> frame = read_csv("y_true,A\\n1,1\\n1,0\\n0,0\\n0,0\\n1,1")
+    >>> result = analyse(frame, UploadState())
+    >>> result.kind, result.tables["counts"].loc["A"].tolist(), result.query
+    ('one', [2, 1, 0, 2], {'tp': '2', 'fn': '1', 'fp': '0', 'tn': '2'})
+    >>> analyse(read_csv("A,B\\n1,1\\n0,1\\n0,0"), UploadState()).kind
+    'agreement'
+    """
+    roles = {state.truth, state.group, state.population}
+    classifiers = [c for c in frame.columns if c not in roles]
+    if not classifiers:
+        raise InputError("file", f"No classifier columns: every column other than "
+                                 f"{state.truth}, {state.group} and {state.population} is "
+                                 f"read as one classifier's predictions, and there are none "
+                                 f"in {list(frame.columns)}.")
+    truth = frame[state.truth] if state.truth in frame.columns else None
+    if truth is None or truth.isna().any():
+        return _agreement(frame, classifiers, truth, state)
+    positive = _positive(state, truth)
+    if state.group in frame.columns:
+        return _groups(frame, classifiers, truth, positive, state)
+    if len(classifiers) == 1:
+        return _one(frame, classifiers[0], truth, positive, state)
+    return _compare(frame, classifiers, state)
+
+
+def _one(frame: pd.DataFrame, name: str, truth: pd.Series, positive: Any,
+         state: UploadState) -> UploadResult:
+    with field("file"):
+        if _n_labels(frame[[name]], truth) > 2:
+            data: Any = bcm.MulticlassConfusionMatrix.from_predictions(
+                truth.to_numpy(), frame[name].to_numpy(), classifier=name)
+            metrics = MULTICLASS_METRICS
+        else:
+            data = bcm.ConfusionMatrix.from_predictions(truth.to_numpy(), frame[name].to_numpy(),
+                                                        positive=positive, classifier=name)
+            metrics = SUMMARY_METRICS
+        table = bcm.summary_exact(data, metrics=list(metrics), draws=SUMMARY_DRAWS,
+                                  random_seed=state.seed)
+    return UploadResult("one", f"Read {len(frame)} labelled cases of one classifier "
+                               f"({name}): its metrics' posteriors.",
+                        {"counts": data.to_frame(), "summary": table}, page="one",
+                        query=_one_query(data))
+
+
+def _one_query(data: Any) -> dict[str, str]:
+    """The One-classifier page's URL query for one confusion matrix."""
+    if isinstance(data, bcm.ConfusionMatrix):
+        return {c: str(v) for c, v in data.to_dict().items()}
+    rows = [",".join(str(v) for v in row) for row in data.counts[0].tolist()]
+    return {"kind": "multiclass", "matrix": "; ".join([",".join(map(str, data.labels)), *rows])}
+
+
+def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState) -> UploadResult:
+    columns = [state.truth, *classifiers]
+    text = frame[columns].rename(columns={state.truth: "y_true"}).to_csv(index=False)
+    cstate = compare_logic.CompareState(design="paired", cases=text.strip(),
+                                        positive=state.positive, seed=state.seed)
+    try:
+        result = compare_logic.run(cstate)
+    except InputError as err:
+        raise InputError("positive" if err.field == "positive" else "file", err.message) from None
+    return UploadResult(
+        "compare", f"Read {len(frame)} labelled cases of {len(classifiers)} classifiers "
+                   f"({', '.join(classifiers)}) on the same cases: a paired comparison "
+                   "and a leaderboard.",
+        {"comparison": result.comparison_table, "leaderboard": result.leaderboard_table},
+        page="compare", state=cstate, detail=result)
+
+
+def _groups(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series, positive: Any,
+            state: UploadState) -> UploadResult:
+    tables = []
+    with field("file"):
+        for name in classifiers:
+            cm = bcm.ConfusionMatrix.from_predictions(
+                truth.to_numpy(), frame[name].to_numpy(), positive=positive,
+                groups=frame[state.group].rename(state.group))
+            t = bcm.summary_exact(cm, metrics=list(SUMMARY_METRICS), draws=SUMMARY_DRAWS,
+                                  random_seed=state.seed)
+            tables.append(pd.concat({name: t}, names=["classifier"]))
+    n_slices = frame[state.group].nunique()
+    return UploadResult(
+        "groups", f"Read {len(frame)} labelled cases in {n_slices} groups of column "
+                  f"{state.group!r}: each classifier's metrics per group.",
+        {"summary": pd.concat(tables)})
+
+
+def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | None,
+               state: UploadState) -> UploadResult:
+    population = frame[state.population] if state.population in frame.columns else None
+    if len(classifiers) < 2:
+        raise InputError("file", "Without true labels for every case, the analysis is an "
+                                 "agreement table, which needs the predictions of at least "
+                                 "two classifiers (one column each).")
+    with field("file"):
+        table = bcm.AgreementTable.from_predictions(
+            {c: frame[c].to_numpy() for c in classifiers},
+            population=None if population is None else population.to_numpy(),
+            positive=_positive(state, pd.concat([frame[c] for c in classifiers])),
+            y_true=None if truth is None else truth.to_numpy())
+    nstate = nolabels_logic.NoLabelsState(table=agreement_text(table), seed=state.seed)
+    built = nolabels_logic.build(nstate)
+    how = ("some cases verified (y_true where known)" if truth is not None
+           else "no true labels")
+    return UploadResult(
+        "agreement", f"Read {len(frame)} cases of {len(classifiers)} classifiers with {how}, "
+                     f"in {len(table.populations)} population(s): an agreement table for the "
+                     "latent-class model.",
+        {"agreement": table.to_frame()}, page="nolabels", state=nstate, detail=built)
+
+
+def _n_labels(preds: pd.DataFrame, truth: pd.Series) -> int:
+    values = pd.concat([truth, *(preds[c] for c in preds.columns)])
+    return int(values.nunique())

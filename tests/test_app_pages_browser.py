@@ -1,0 +1,175 @@
+"""The Compare, No-labels and Upload pages in real headless Chromium.
+
+Every expected number is computed here by the library for the same input, with the
+seeds the page uses (:func:`bayescm.app.compare_logic.seeds`; NUTS with a fixed seed
+is reproducible), and rounded as the page rounds it, so page and test agree digit for
+digit.  The NUTS page is kept fast: 150 draws and 150 tuning steps on two chains.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import numpy as np
+import pandas as pd
+import pytest
+from playwright.sync_api import expect
+
+import bayescm as bcm
+from bayescm.app import compare_logic, nolabels_logic
+from tests.app_support import enter, screenshot, text_of
+
+pytestmark = pytest.mark.engine("chromium")
+
+FIT_TIMEOUT_MS = 120_000  # the first fit of a server starts its forkserver (PyMC import)
+
+
+def independent(metric: str = "ba", margin: float = 0.0, a: str = "A", b: str = "B",
+                seed: int = 1) -> tuple[str, str]:
+    """P(A better) and A's P(best) for the example counts, by the library."""
+    cms = compare_logic.parse_counts(compare_logic.DEFAULT_COUNTS)
+    seed_ab, seed_board = compare_logic.seeds(seed)
+    comp = bcm.analysis.compare((cms, a), (cms, b), metric, margin,
+                                draws=compare_logic.COMPARE_DRAWS, random_seed=seed_ab)
+    board = bcm.analysis.leaderboard(cms, metric, draws=compare_logic.BOARD_DRAWS,
+                                     random_seed=seed_board)
+    return f"{comp.probability:.3f}", f"{board.summary.loc['A', 'p_best']:.3f}"
+
+
+def test_compare_shows_the_library_numbers_and_follows_edits(open_page, tmp_path):
+    page = open_page("compare", wait_for="p-better")
+    p_better, p_best = independent()
+    assert text_of(page, "p-better") == p_better
+    assert text_of(page, "board-a-p-best") == p_best
+    enter(page, "margin", "0.05")
+    expect(page.get_by_test_id("p-better")).to_have_text(independent(margin=0.05)[0])
+    assert "margin=0.05" in page.url
+    # the downloaded table holds the comparison shown
+    with page.expect_download() as info:
+        page.locator(".bcm-download-comparison button").click()
+    table = pd.read_csv(info.value.path())
+    assert f"{table.loc[0, 'p_better']:.3f}" == independent(margin=0.05)[0]
+    assert table.loc[0, "margin"] == 0.05
+    screenshot(page, tmp_path, "compare")
+    # bad input: the library's message under the field, never a traceback
+    enter(page, "counts", "name, tp, fn, fp, tn\nA, 40, 7, 8, 15\nB, 31, -9, 13, 20")
+    with pytest.raises(bcm.CountsError) as err:
+        bcm.ConfusionMatrix(tp=[40, 31], fn=[7, -9], fp=[8, 13], tn=[15, 20],
+                            classifier=["A", "B"])
+    expect(page.get_by_test_id("error-counts")).to_have_text(str(err.value))
+    assert "Traceback" not in page.content()
+    screenshot(page, tmp_path, "compare-bad-input")
+
+
+def test_compare_shared_paired_link_restores_the_page_at_phone_width(open_page, tmp_path):
+    query = urllib.parse.urlencode({"design": "paired", "metric": "acc", "a": "B", "b": "A",
+                                    "margin": 0.01})
+    page = open_page(f"compare?{query}", phone=True, wait_for="p-better")
+    y, preds = compare_logic.parse_predictions(compare_logic.DEFAULT_PREDICTIONS)
+    comp = bcm.analysis.compare_paired(y, preds["B"], preds["A"], "acc", 0.01,
+                                       draws=compare_logic.COMPARE_DRAWS,
+                                       random_seed=compare_logic.seeds(1)[0])
+    assert text_of(page, "p-better") == f"{comp.probability:.3f}"
+    assert page.locator(".bcm-metric input").input_value() == "acc"
+    assert page.locator(".bcm-cases textarea").is_visible()
+    screenshot(page, tmp_path, "compare-paired-phone")
+
+
+def test_nolabels_link_fits_and_shows_its_fit(open_page, tmp_path):
+    state = nolabels_logic.NoLabelsState(draws=150, tune=150, chains=2, seed=3,
+                                         priors="sensitivity A: beta(20, 4)")
+    query = urllib.parse.urlencode({**state.to_query(), "fitted": 1})
+    page = open_page(f"nolabels?{query}", wait_for="identifiability")
+    assert text_of(page, "identifiability") == nolabels_logic.build(state).identifiability
+    # the link of a fitted page fits again when opened: progress, then the results
+    page.get_by_test_id("progress").wait_for()
+    page.get_by_test_id("convergence").wait_for(timeout=FIT_TIMEOUT_MS)
+    screenshot(page, tmp_path, "nolabels-fitted")
+    # the numbers shown are the library's summary of the fit the page offers as NetCDF
+    # (the same seed's fit in this process is checked in test_app_nolabels.py)
+    with page.expect_download() as info:
+        page.locator(".bcm-download-fit button").click()
+    idata = bcm.load(info.value.path())
+    assert idata.attrs["random_seed"] == 3 and idata.posterior.sizes["draw"] == 150
+    se = idata.posterior["sensitivity"].mean(("chain", "draw"))
+    for c in ("A", "B"):
+        shown = text_of(page, f"posterior-sensitivity-{c.lower()}-mean")
+        assert shown == f"{float(se.sel(classifier=c)):.4f}"
+    verdict = bcm.check_convergence(idata).message().splitlines()[0]
+    assert text_of(page, "convergence").splitlines()[0] == verdict
+    p_all = bcm.posterior_predictive_check(idata).loc["all", "p_value"]
+    assert text_of(page, "check-all-p-value") == f"{p_all:.3f}"
+
+
+def test_nolabels_fit_shows_progress_and_cancels(open_page, tmp_path):
+    page = open_page("nolabels?draws=2000000&tune=100&chains=2", wait_for="identifiability")
+    page.locator(".bcm-fit button").click()
+    expect(page.get_by_test_id("progress")).to_contain_text("sampling (NUTS)",
+                                                            timeout=FIT_TIMEOUT_MS)
+    screenshot(page, tmp_path, "nolabels-sampling")
+    page.locator(".bcm-cancel button").click()
+    expect(page.get_by_test_id("progress")).to_have_text("Cancelled.")
+    assert page.get_by_test_id("convergence").count() == 0
+    # bad input: the library's message under its field
+    enter(page, "priors", "sensitivity Q: beta(2, 2)")
+    with pytest.raises(ValueError) as err:
+        bcm.models.hui_walter(nolabels_logic.parse_table(nolabels_logic.DEFAULT_TABLE),
+                              priors={"sensitivity": {"Q": bcm.priors.Beta(2, 2)}})
+    expect(page.get_by_test_id("error-priors")).to_have_text(str(err.value))
+    screenshot(page, tmp_path, "nolabels-bad-prior")
+
+
+@pytest.fixture(scope="module")
+def predictions_csv(tmp_path_factory) -> tuple[pd.DataFrame, str]:
+    rng = np.random.default_rng(8)
+    n = 150
+    y = rng.integers(0, 2, n)
+    frame = pd.DataFrame({"y_true": y, "A": np.where(rng.random(n) < 0.15, 1 - y, y),
+                          "B": np.where(rng.random(n) < 0.3, 1 - y, y)})
+    path = tmp_path_factory.mktemp("upload") / "predictions.csv"
+    frame.to_csv(path, index=False)
+    return frame, str(path)
+
+
+def test_upload_compares_and_links_to_the_compare_page(open_page, predictions_csv, tmp_path):
+    frame, path = predictions_csv
+    page = open_page("upload")
+    page.locator(".bcm-file input[type=file]").set_input_files(path)
+    comp = bcm.analysis.compare_paired(frame["y_true"], frame["A"], frame["B"], "ba",
+                                       draws=compare_logic.COMPARE_DRAWS,
+                                       random_seed=compare_logic.seeds(1)[0])
+    assert text_of(page, "p-better") == f"{comp.probability:.3f}"
+    assert page.get_by_test_id("upload-kind").get_attribute("data-kind") == "compare"
+    screenshot(page, tmp_path, "upload")
+    page.get_by_test_id("open-page").click()
+    page.wait_for_url("**/compare?*")
+    expect(page.get_by_test_id("p-better")).to_have_text(f"{comp.probability:.3f}")
+
+
+def test_upload_unlabelled_gives_the_agreement_table(open_page, predictions_csv, tmp_path):
+    frame, _ = predictions_csv
+    unlabelled = frame[["A", "B"]].assign(population=np.where(frame.index < 70, "p1", "p2"))
+    path = tmp_path / "unlabelled.csv"
+    unlabelled.to_csv(path, index=False)
+    page = open_page("upload")
+    page.locator(".bcm-file input[type=file]").set_input_files(str(path))
+    assert text_of(page, "agreement-p1-++") == str(int(
+        ((unlabelled["A"] == 1) & (unlabelled["B"] == 1) & (unlabelled["population"] == "p1"))
+        .sum()))
+    page.get_by_test_id("open-page").click()
+    page.wait_for_url("**/nolabels?*")
+    table = bcm.AgreementTable.from_predictions(
+        {"A": unlabelled["A"], "B": unlabelled["B"]}, population=unlabelled["population"])
+    shown = page.locator(".bcm-table textarea").input_value()
+    assert nolabels_logic.parse_table(shown) == table
+    screenshot(page, tmp_path, "upload-to-nolabels")
+
+
+def test_upload_bad_file_shows_its_message(open_page, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("y_true,A\nill,ill\nwell,ill\n")
+    page = open_page("upload")
+    page.locator(".bcm-file input[type=file]").set_input_files(str(path))
+    with pytest.raises(bcm.CountsError) as err:
+        bcm.ConfusionMatrix.from_predictions(["ill", "well"], ["ill", "ill"], classifier="A")
+    expect(page.get_by_test_id("error-file")).to_have_text(str(err.value))

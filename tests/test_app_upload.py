@@ -1,0 +1,130 @@
+"""The Upload page's logic (bayescm.app.upload_logic): which analysis a CSV gets,
+and that its numbers are the library's (and the closed forms') for the same cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayescm as bcm
+from bayescm.app import compare_logic, nolabels_logic
+from bayescm.app import upload_logic as ul
+from bayescm.app.pages_common import InputError
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode()
+
+
+@pytest.fixture(scope="module")
+def cases() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 240
+    y = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < 0.15, 1 - y, y)
+    b = np.where(rng.random(n) < 0.25, 1 - y, y)
+    group = rng.choice(["north", "south"], n)
+    return pd.DataFrame({"y_true": y, "A": a, "B": b, "group": group})
+
+
+def test_one_classifier_gets_its_exact_posterior(cases) -> None:
+    frame = ul.read_csv(_csv(cases[["y_true", "A"]]))
+    res = ul.analyse(frame, ul.UploadState())
+    assert res.kind == "one"
+    cm = bcm.ConfusionMatrix.from_predictions(cases["y_true"], cases["A"], classifier="A")
+    assert res.tables["counts"].equals(cm.to_frame())
+    tp, fn = cm.to_dict()["tp"], cm.to_dict()["fn"]
+    # TPR ~ Beta(tp + 1, fn + 1); 20,000 i.i.d. draws: 4 sd of the mean
+    beta = (tp + 1, fn + 1)
+    sd = np.sqrt(beta[0] * beta[1] / (sum(beta) ** 2 * (sum(beta) + 1)))
+    shown = res.tables["summary"].loc[("A", "tpr"), "mean"]
+    assert shown == pytest.approx(beta[0] / sum(beta), abs=4 * sd / np.sqrt(20_000))
+    assert res.tables["summary"].equals(bcm.summary_exact(
+        cm, metrics=list(ul.SUMMARY_METRICS), draws=ul.SUMMARY_DRAWS, random_seed=1))
+
+
+def test_two_classifiers_get_the_paired_comparison(cases) -> None:
+    res = ul.analyse(ul.read_csv(_csv(cases[["y_true", "A", "B"]])), ul.UploadState())
+    assert (res.kind, res.page) == ("compare", "compare")
+    assert isinstance(res.state, compare_logic.CompareState)
+    direct = bcm.analysis.compare_paired(
+        cases["y_true"], cases["A"], cases["B"], "ba", draws=compare_logic.COMPARE_DRAWS,
+        random_seed=compare_logic.seeds(1)[0])
+    assert res.tables["comparison"].loc[("A", "B"), "p_better"] == direct.probability
+    # the link's state reproduces the page's result
+    again = compare_logic.run(compare_logic.CompareState.from_query(res.state.to_query()))
+    assert again.comparison.probability == direct.probability
+
+
+def test_groups_get_the_metrics_per_slice(cases) -> None:
+    res = ul.analyse(ul.read_csv(_csv(cases[["y_true", "A", "group"]])), ul.UploadState())
+    assert res.kind == "groups"
+    table = res.tables["summary"]
+    for g in ("north", "south"):
+        part = cases[cases["group"] == g]
+        tp = int(((part["y_true"] == 1) & (part["A"] == 1)).sum())
+        fn = int(((part["y_true"] == 1) & (part["A"] == 0)).sum())
+        mean = (tp + 1) / (tp + fn + 2)
+        sd = np.sqrt(mean * (1 - mean) / (tp + fn + 3))
+        row = table.xs("tpr", level="metric").loc[("A", f"group={g}"), "mean"]
+        assert row == pytest.approx(mean, abs=4 * sd / np.sqrt(20_000))
+
+
+def test_unlabelled_and_partly_verified_cases_get_the_agreement_table(cases) -> None:
+    frame = cases[["A", "B"]].astype(object).copy()
+    frame["population"] = cases["group"]
+    frame.loc[:4, "B"] = None  # missing results
+    res = ul.analyse(ul.read_csv(_csv(frame)), ul.UploadState())
+    direct = bcm.AgreementTable.from_predictions(
+        {"A": frame["A"].to_numpy(), "B": frame["B"].to_numpy()},
+        population=frame["population"].to_numpy())
+    assert (res.kind, res.page) == ("agreement", "nolabels")
+    assert nolabels_logic.parse_table(res.state.table) == direct
+    assert res.detail.identified == "data"
+    # y_true known for some cases only: verified cells
+    part = cases[["y_true", "A", "B"]].astype(object).copy()
+    part.loc[20:, "y_true"] = None
+    res = ul.analyse(ul.read_csv(_csv(part)), ul.UploadState())
+    tab = nolabels_logic.parse_table(res.state.table)
+    assert res.kind == "agreement"
+    assert sum(tab.to_frame().loc["all", [p for p in tab.patterns if "|D" in p]]) == 20
+
+
+@pytest.mark.parametrize(("text", "state", "where", "words"), [
+    (b"y_true\n1\n0", ul.UploadState(), "file", "No classifier columns"),
+    (b"y_true,A\n", ul.UploadState(), "file", "no cases"),
+    (b"A\n1\n0", ul.UploadState(), "file", "at least two classifiers"),
+    (b"y_true,A\n1,1\n0,0", ul.UploadState(positive="yes"), "positive", "'yes'"),
+    (b"y_true,A\n1,1\n0,", ul.UploadState(), "file", "contains NaN"),
+])
+def test_bad_files_say_what_to_fix(text, state, where, words) -> None:
+    with pytest.raises(InputError) as caught:
+        ul.analyse(ul.read_csv(text), state)
+    assert caught.value.field == where
+    assert words in caught.value.message
+
+
+def test_library_message_for_unusable_labels() -> None:
+    text = b"y_true,A\nill,ill\nwell,ill\nwell,well"
+    with pytest.raises(InputError) as caught:
+        ul.analyse(ul.read_csv(text), ul.UploadState())
+    with pytest.raises(ValueError) as direct:
+        bcm.ConfusionMatrix.from_predictions(["ill", "well", "well"], ["ill", "ill", "well"],
+                                             classifier="A")
+    assert caught.value.message == str(direct.value)
+
+
+def test_one_classifier_links_to_the_one_classifier_page(cases) -> None:
+    res = ul.analyse(ul.read_csv(_csv(cases[["y_true", "A"]])), ul.UploadState())
+    cm = bcm.ConfusionMatrix.from_predictions(cases["y_true"], cases["A"])
+    assert res.page == "one"
+    assert {k: int(v) for k, v in res.query.items()} == cm.to_dict()
+    labels = np.array(["cat", "dog", "bird"])
+    y = labels[cases["y_true"] + (cases["group"] == "north")]
+    pred = labels[cases["A"] + (cases["group"] == "north")]
+    res = ul.analyse(pd.DataFrame({"y_true": y, "A": pred}), ul.UploadState())
+    mc = bcm.MulticlassConfusionMatrix.from_predictions(y, pred)
+    head, *rows = res.query["matrix"].split("; ")
+    assert head.split(",") == list(mc.labels)
+    assert [[int(v) for v in r.split(",")] for r in rows] == mc.counts[0].tolist()
