@@ -150,6 +150,6 @@ def test_the_density_is_the_library_plot_and_a_bad_metric_says_so():
     assert 'data-testid="density-plot"' in page.density.object
     page.state.density = "foo"
     with pytest.raises(KeyError) as err:
-        bcm.plots.metric_posterior(page.analysis.posterior, "foo")
+        bcm.plots.metric_posterior(page.analysis.idata, "foo")
     assert page.notes["density"].text == message(err.value)
     assert page.density.object == ""

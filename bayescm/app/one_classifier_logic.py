@@ -123,11 +123,11 @@ def priors_of(texts: dict[str, str]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Analysis:
-    """One input's results: the posterior, its summary table and the deception risk."""
+    """One input's results: the exact fit (``idata``), its summary table and the deception risk."""
 
     data: ConfusionMatrix | MulticlassConfusionMatrix
     priors: dict[str, Any]
-    posterior: Any
+    idata: Any
     table: pd.DataFrame
     deception: pd.DataFrame
     hdi_prob: float

@@ -255,7 +255,7 @@ class OneClassifier:
 
         rows = 1 if self.state.kind == "binary" else len(self.analysis.data.labels)
         fig, ax = new_figure(6.0, 1.3 + 0.45 * rows, left=1.6, bottom=0.5, top=0.6)
-        plots.metric_posterior(self.analysis.posterior, self.state.density, kind="ridge",
+        plots.metric_posterior(self.analysis.idata, self.state.density, kind="ridge",
                                hdi_prob=self.analysis.hdi_prob, ax=ax)
         return fig
 
