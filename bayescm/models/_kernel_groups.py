@@ -16,7 +16,8 @@ an isometry onto :math:`\{\sum_l z_l = 0\}` (log-Jacobian 0), with log density
 :math:`-\tfrac12 \sum_l z_l^2 - \tfrac{L-1}{2}\log 2\pi` (PyMC's, for
 :math:`\sigma = 1`).  A centred block (flag ``centred``) samples the effect
 :math:`a = \sigma z` the same way, with density
-:math:`-\tfrac12 \sum_l a_l^2/\sigma^2 - (L-1)(\tfrac12\log 2\pi + \log\sigma)`.  With :math:`\eta_{rs}` the log-odds of rate r in slice s
+:math:`-\tfrac12 \sum_l a_l^2/\sigma^2 - (L-1)(\tfrac12\log 2\pi + \log\sigma)`.
+With :math:`\eta_{rs}` the log-odds of rate r in slice s
 (:mod:`._groups_design`), :math:`\phi, \mathrm{TPR}, \mathrm{TNR} = \sigma(\eta)`,
 the log-likelihood of a slice is
 
