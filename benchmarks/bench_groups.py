@@ -8,6 +8,7 @@ and cached on disk by a first, untimed run.  Usage::
 
     .venv/bin/python benchmarks/bench_groups.py --side 10      # 100 slices
     .venv/bin/python benchmarks/bench_groups.py --side 32      # 1,024 slices
+    .venv/bin/python benchmarks/bench_groups.py --side 32 --centered
 """
 
 from __future__ import annotations
@@ -49,20 +50,26 @@ def main() -> None:
     parser.add_argument("--side", type=int, default=10, help="levels per factor")
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--centered", action="store_true",
+                        help="sample the level effects themselves (groups(centered=True))")
     args = parser.parse_args()
     cm = simulate(args.side, args.seed)
     warnings.simplefilter("ignore")
-    bcm.fit(bcm.models.groups(cm), draws=20, tune=20, chains=1, random_seed=0,
-            progressbar=False, predictive=False, prior=False)  # compile/cache the kernel
+    model = bcm.models.groups(cm, centered=args.centered)
+    bcm.fit(model, draws=20, tune=20, chains=1, random_seed=0, progressbar=False,
+            predictive=False, prior=False)  # compile/cache the kernel
     start = time.perf_counter()
-    idata = bcm.fit(bcm.models.groups(cm), draws=args.draws, random_seed=args.seed,
-                    progressbar=False, predictive=False, prior=False)
+    idata = bcm.fit(model, draws=args.draws, random_seed=args.seed, progressbar=False,
+                    predictive=False, prior=False)
     seconds = time.perf_counter() - start
-    ess = az.ess(idata, var_names=["mu", "sigma_a", "sigma_b", "tpr"])
+    names = ["mu", "sigma_a", "sigma_b", "tpr"]
+    ess = az.ess(idata, var_names=names)
     low = min(float(ess[v].min()) for v in ess.data_vars)
-    print(f"slices={len(cm)} engine={idata.attrs['engine']} chains=4 draws={args.draws} "
+    rhat = float(az.rhat(idata, var_names=names).to_array().max())
+    print(f"slices={len(cm)} centered={args.centered} engine={idata.attrs['engine']} "
+          f"chains=4 draws={args.draws} "
           f"fit_s={seconds:.1f} min_bulk_ess={low:.0f} ess_per_s={low / seconds:.1f} "
-          f"divergences={int(idata.sample_stats['diverging'].sum())} "
+          f"divergences={int(idata.sample_stats['diverging'].sum())} max_rhat={rhat:.3f} "
           f"converged={idata.attrs['converged']}")
 
 

@@ -10,9 +10,11 @@ slice :math:`s`
                  + \tau_r \sum_{k=1}^{t(s)} e_{r k}
 
 over the *blocks* b (one per grouping factor, plus the interaction of all factors
-when asked), :math:`\ell_b(s)` the level (or level combination) of slice s in block
-b and :math:`t(s) \in \{0, \dots, T-1\}` its time window: a Gaussian random walk
-pinned at :math:`w_{r0} = 0` in the first window.
+when asked; each block's :math:`z_{rb}` sums to zero over its levels, and a centred
+block samples the effect :math:`a_{rb} = \sigma_{rb} z_{rb}` itself),
+:math:`\ell_b(s)` the level (or level combination) of slice s in block b and
+:math:`t(s) \in \{0, \dots, T-1\}` its time window: a Gaussian random walk pinned
+at :math:`w_{r0} = 0` in the first window.
 """
 
 from __future__ import annotations
@@ -33,12 +35,19 @@ INTERACTION = "interaction"
 
 @dataclass(frozen=True)
 class Block:
-    """One random effect: variables ``sigma_<name>`` (rate) and ``z_<name>`` (rate, dim)."""
+    """One random effect: variables ``sigma_<name>`` (rate) and ``z_<name>`` (rate, dim),
+    or, centred, ``sigma_<name>`` and ``effect_<name>``."""
 
     name: str
     dim: str
     labels: list[Any]
     index: np.ndarray  # level of each slice, shape (S,)
+    centred: bool = False
+
+    @property
+    def free(self) -> str:
+        """The block's sampled sum-to-zero variable: the effect itself when centred."""
+        return f"effect_{self.name}" if self.centred else f"z_{self.name}"
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,7 @@ class Design:
         """Free variables in the order the model creates them."""
         names = ["mu"]
         for b in self.blocks:
-            names += [f"sigma_{b.name}", f"z_{b.name}"]
+            names += [f"sigma_{b.name}", b.free]
         return names + (["tau", "z_window"] if self.walk else [])
 
     def dims(self) -> dict[str, tuple[str, ...]]:
@@ -89,6 +98,11 @@ class Design:
             shapes += [(3,), (3, len(b.labels))]
         return shapes + ([(3,), (3, len(self.windows) - 1)] if self.walk else [])
 
+    def n_free(self) -> int:
+        """Unconstrained coordinates: each sum-to-zero z of L levels has L - 1."""
+        return 3 + sum(3 + 3 * (len(b.labels) - 1) for b in self.blocks) + (
+            3 + 3 * (len(self.windows) - 1) if self.walk else 0)
+
     def eta(self, draws: dict[str, np.ndarray]) -> np.ndarray:
         """Log-odds of each rate, shape ``(*sample, 3, S)``, from free-variable draws."""
         eta = np.asarray(draws["mu"])[..., None]
@@ -100,7 +114,14 @@ class Design:
 
     @staticmethod
     def effect(draws: dict[str, np.ndarray], b: Block) -> np.ndarray:
-        return np.asarray(draws[f"sigma_{b.name}"])[..., None] * np.asarray(draws[f"z_{b.name}"])
+        if b.centred:
+            return np.asarray(draws[b.free])
+        return np.asarray(draws[f"sigma_{b.name}"])[..., None] * np.asarray(draws[b.free])
+
+    @staticmethod
+    def standardised(draws: dict[str, np.ndarray], b: Block) -> np.ndarray:
+        """:math:`z = a / \\sigma`, the standardised effects (of a centred block)."""
+        return np.asarray(draws[b.free]) / np.asarray(draws[f"sigma_{b.name}"])[..., None]
 
     @staticmethod
     def walk_effect(draws: dict[str, np.ndarray]) -> np.ndarray:
@@ -127,15 +148,16 @@ def factors_of(cm: Any, factors: Sequence[str] | None) -> list[str]:
     return list(factors)
 
 
-def design(cm: Any, factors: Sequence[str], interactions: bool) -> Design:
-    """The :class:`Design` of ``cm`` for these factors."""
+def design(cm: Any, factors: Sequence[str], interactions: bool, centred: bool = False
+           ) -> Design:
+    """The :class:`Design` of ``cm`` for these factors (every block centred or not)."""
     frame = cm.slices if cm.slices is not None else pd.DataFrame(index=list(cm.classifiers))
     blocks, codes = [], []
     for f in factors:
         labels = list(pd.unique(frame[f].to_numpy()))
         index = pd.Index(labels, dtype=object).get_indexer(frame[f].to_numpy(dtype=object))
         codes.append(index)
-        blocks.append(Block(f, f"{f}_level", labels, index.astype(np.int64)))
+        blocks.append(Block(f, f"{f}_level", labels, index.astype(np.int64), centred))
     if interactions:
         if len(factors) < 2:
             raise ValueError("groups: interactions=True needs two or more factors (the "
@@ -145,7 +167,7 @@ def design(cm: Any, factors: Sequence[str], interactions: bool) -> Design:
                                                  zip(blocks, c, strict=True)), strict=True)))
                   for c in itertools.product(*(range(n) for n in sizes))]
         blocks.append(Block(INTERACTION, "combination", combos,
-                            np.ravel_multi_index(codes, sizes).astype(np.int64)))
+                            np.ravel_multi_index(codes, sizes).astype(np.int64), centred))
     if WINDOW in frame.columns:
         # Timestamps: datetime64[ns] coords, which survive a netCDF round trip as saved
         windows = list(pd.Index(pd.unique(frame[WINDOW].to_numpy())))
@@ -161,5 +183,7 @@ def spec_design(spec: Any) -> Design:
     options (a spec read from disk has no ``extra``)."""
     d = spec.extra.get("design") if spec.extra else None
     if d is None:
-        d = design(spec.data, list(spec.options["factors"]), bool(spec.options["interactions"]))
+        # a fit saved before the option existed was non-centred
+        d = design(spec.data, list(spec.options["factors"]), bool(spec.options["interactions"]),
+                   bool(spec.options.get("centered", False)))
     return d

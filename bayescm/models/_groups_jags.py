@@ -39,6 +39,7 @@ def jags_data(model: pm.Model, spec: ModelSpec) -> dict[str, Any]:
     return {
         "S": s_, "B": max(len(blocks), 1), "L": max([len(b.labels) for b in blocks] or [1]),
         "idx": idx, "useb": int(bool(blocks)),
+        "nl": np.array([len(b.labels) for b in blocks] or [1], dtype=np.int64),
         "T": max(len(d.windows), 2), "win": d.window + 1, "usew": int(d.walk),
         "K": full.size, "obs": full + 1, "y": d.counts[full].astype(np.int64),
         "n": d.counts[full].sum(-1).astype(np.int64),

@@ -4,20 +4,27 @@ For each rate :math:`r \in \{\phi, \mathrm{TPR}, \mathrm{TNR}\}` and slice :math
 
 .. math::
 
-    \operatorname{logit} r_s = \mu_r + \sum_f \sigma_{rf}\, z_{rf}[\ell_f(s)]
-        \;[+\ \sigma_{r,\mathrm{int}}\, z_{r,\mathrm{int}}[\ell_1(s), \dots, \ell_F(s)]]
+    \operatorname{logit} r_s = \mu_r + \sum_f a_{rf}[\ell_f(s)]
+        \;[+\ a_{r,\mathrm{int}}[\ell_1(s), \dots, \ell_F(s)]]
         \;[+\ w_{r, t(s)}],\qquad w_{r0} = 0,\ w_{rt} = w_{r,t-1} + \tau_r e_{rt}
 
-    z, e \sim \mathrm{Normal}(0, 1),\quad \mu_r \sim \mathrm{Normal}(0, 1.5),\quad
-    \sigma_{rf}, \tau_r \sim \mathrm{HalfNormal}(1)
+    a_{rf} = \sigma_{rf} z_{rf},\quad z_{rf} \sim \mathrm{ZeroSumNormal}(1)
+        \ (\textstyle\sum_\ell z_{rf\ell} = 0),\quad e \sim \mathrm{Normal}(0, 1),
+
+    \mu_r \sim \mathrm{Normal}(0, 1.5),\quad \sigma_{rf}, \tau_r \sim \mathrm{HalfNormal}(1)
 
     (tp, fn, fp, tn)_s \sim \mathrm{Multinomial}(n_s, \theta_s),\quad
     \theta_s = (\mathrm{TPR}_s\phi_s,\ (1-\mathrm{TPR}_s)\phi_s,\
                 (1-\mathrm{TNR}_s)(1-\phi_s),\ \mathrm{TNR}_s(1-\phi_s))
 
-non-centred (the effects are :math:`\sigma z`, sampled through the standard normal
-:math:`z`, which keeps NUTS away from the funnel of small scales).  Math, priors,
-pooling and references: ``models/groups/README.md``.
+The level effects of each factor (and of the interaction) sum to zero, so their
+mean is not a second copy of :math:`\mu_r` (a direction only the prior would
+resolve, which NUTS crosses slowly when there are many levels).  ZeroSumNormal(1)
+is the law of L iid standard normals minus their mean: each :math:`z` has variance
+:math:`1 - 1/L`.  Non-centred by default (NUTS samples :math:`z`, which keeps it away
+from the funnel of small scales); ``centered=True`` samples :math:`a_{rf} \sim
+\mathrm{ZeroSumNormal}(\sigma_{rf})` itself, better when every level holds
+thousands of cases.  Math, priors, pooling and references: ``models/groups/README.md``.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ __all__ = ["groups"]
 
 
 def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool = False,
-           priors: Mapping[str, Any] | None = None) -> pm.Model:
+           priors: Mapping[str, Any] | None = None, centered: bool = False) -> pm.Model:
     r"""Build the hierarchical (partially pooled) model of a sliced confusion matrix.
 
     Parameters
@@ -82,17 +89,24 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
         factor's and the interaction's scale, a :class:`bayescm.priors.HalfNormal`,
         default HalfNormal(1)), ``"tau"`` (the random walk's step scale, default
         HalfNormal(1)).
+    centered
+        Sample the level effects themselves (``effect_<factor>`` ~
+        ZeroSumNormal(σ)) instead of the standardised ``z_<factor>``.  Better when
+        every level holds many cases (thousands): the data then pin each effect and
+        the non-centred ``σ z`` becomes a ridge; worse when levels are small or a
+        factor's spread is near zero (a funnel).  See the model card.
 
     Returns
     -------
     pymc.Model
         Unsampled.  Free variables ``mu`` (dim ``rate``), ``sigma_<factor>``
-        (``rate``) and ``z_<factor>`` (``rate, <factor>_level``) per factor,
+        (``rate``) and ``z_<factor>`` (``rate, <factor>_level``; ``effect_<factor>``
+        when centred; both sum to zero over the levels) per factor,
         ``sigma_interaction``/``z_interaction`` (``rate, combination``), ``tau`` and
         ``z_window`` (``rate, window_step``) for windows; deterministic
         ``prevalence``, ``tpr``, ``tnr`` (dim ``slice``) and ``theta`` (``slice,
-        cell``).  ``fit`` adds ``effect_<factor>`` (:math:`\sigma z`) and
-        ``effect_window`` (the walk).
+        cell``).  ``fit`` adds ``effect_<factor>`` (:math:`\sigma z`; ``z_<factor>``
+        when centred) and ``effect_window`` (the walk).
 
     Examples
     --------
@@ -110,7 +124,7 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
 
-    spec = _specify(cm, factors, interactions, priors)
+    spec = _specify(cm, factors, interactions, priors, centered)
     d = spec_design(spec)
     prior = spec.priors
     with pm.Model(coords=d.coords() | {"cell": list(CELLS)}) as model:
@@ -121,8 +135,14 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
         scale = np.array([p.sigma for p in prior["sigma"]])
         for b in d.blocks:
             sigma = pm.HalfNormal(f"sigma_{b.name}", sigma=scale, dims="rate")
-            z = pm.Normal(f"z_{b.name}", 0.0, 1.0, dims=("rate", b.dim))
-            eta = eta + sigma[:, None] * z[:, b.index]
+            # sum to zero over the levels: the effects' mean is mu's, not a second
+            # copy of it (a ridge NUTS crawls along with many levels)
+            if b.centred:
+                effect = pm.ZeroSumNormal(b.free, sigma=sigma[:, None], dims=("rate", b.dim))
+            else:
+                effect = sigma[:, None] * pm.ZeroSumNormal(b.free, sigma=1.0,
+                                                           dims=("rate", b.dim))
+            eta = eta + effect[:, b.index]
         if d.walk:
             tau = pm.HalfNormal("tau", sigma=np.array([p.sigma for p in prior["tau"]]),
                                 dims="rate")
@@ -142,17 +162,18 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
 
 
 def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
-             priors: Mapping[str, Any] | None) -> ModelSpec:
+             priors: Mapping[str, Any] | None, centered: bool = False) -> ModelSpec:
     """Validated data, resolved priors and options (no PyMC)."""
     cm = as_confusion_matrix(cm)
     chosen = factors_of(cm, factors)
-    d = design(cm, chosen, bool(interactions))
+    d = design(cm, chosen, bool(interactions), bool(centered))
     units = {name: list(RATES) for name in ("mu", "sigma", "tau")}
     resolved = resolve_priors("groups", priors, RATES, units=units)
     if not d.walk:
         resolved.pop("tau")  # no windows: no walk, no step scale
     return ModelSpec("groups", cm, resolved,
-                     options={"factors": chosen, "interactions": bool(interactions)},
+                     options={"factors": chosen, "interactions": bool(interactions),
+                              "centered": bool(centered)},
                      extra={"design": d})
 
 
@@ -175,12 +196,13 @@ class Groups(Family):
         d = spec_design(spec)
         # nutpie's trace of a PyMC model also holds the log-scales (``sigma_sex_log__``)
         ds = ds.drop_vars([n for n in ds.data_vars if str(n).endswith("__")])
-        ds = ds.drop_dims([k for k in ds.dims if str(k).endswith("__dim_0")])
+        ds = ds.drop_dims([k for k in ds.dims if "__dim_" in str(k)])
         draws = {n: ds[n].transpose(*SAMPLE_DIMS, ...).values for n in d.free_names()}
         dims = d.dims()
         for b in d.blocks:
-            ds[f"effect_{b.name}"] = (
-                (*SAMPLE_DIMS, *dims[f"effect_{b.name}"]), d.effect(draws, b))
+            name, value = ((f"z_{b.name}", d.standardised(draws, b)) if b.centred
+                           else (f"effect_{b.name}", d.effect(draws, b)))
+            ds[name] = ((*SAMPLE_DIMS, *dims[name]), value)
         if d.walk:
             ds["effect_window"] = ((*SAMPLE_DIMS, "rate", "window_level"), d.walk_effect(draws))
             # datetime64[ns] (as the slices' own window coordinate): it survives netCDF
@@ -209,12 +231,11 @@ class Groups(Family):
         scales = [[p.sigma for p in prior.get(k, prior["sigma"])] for k in ("sigma", "tau")]
         user_data = np.concatenate([
             [len(d.units), len(d.blocks), len(d.windows), const],
-            [len(b.labels) for b in d.blocks],
+            [len(b.labels) for b in d.blocks], [float(b.centred) for b in d.blocks],
             [p.mu for p in prior["mu"]], [p.sigma for p in prior["mu"]], *scales,
             *[b.index for b in d.blocks], d.window, counts.ravel()]).astype(float)
-        shapes = d.shapes()
-        return Kernel(_kernel_groups, user_data, int(sum(np.prod(s) for s in shapes)),
-                      d.free_names(), shapes)
+        shapes = d.shapes()  # expanded: each z with all its levels
+        return Kernel(_kernel_groups, user_data, d.n_free(), d.free_names(), shapes)
 
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
                     rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -222,11 +243,18 @@ class Groups(Family):
         mu = spec.priors["mu"]
         out = {"mu": rng.normal([p.mu for p in mu], [p.sigma for p in mu], (*size, 3))}
         for name, shape in zip(d.free_names()[1:], d.shapes()[1:], strict=True):
-            if name.startswith("z_"):
+            if name == "z_window":
                 out[name] = rng.standard_normal((*size, *shape))
+            elif len(shape) == 2:
+                # iid N(0, 1) minus its mean over the levels is exactly ZeroSumNormal(1)
+                z = rng.standard_normal((*size, *shape))
+                out[name] = z - z.mean(-1, keepdims=True)
             else:
                 scale = [p.sigma for p in spec.priors["tau" if name == "tau" else "sigma"]]
                 out[name] = np.abs(rng.normal(0.0, scale, (*size, 3)))
+        for b in d.blocks:
+            if b.centred:  # the effect is sigma times a ZeroSumNormal(1)
+                out[b.free] = out[b.free] * out[f"sigma_{b.name}"][..., None]
         return out
 
     def log_likelihood(self, draws: xr.Dataset, observed: xr.DataArray,
@@ -242,13 +270,16 @@ class Groups(Family):
                  if d.blocks else "no grouping factors (complete pooling)"]
         if d.walk:
             parts.append(f"a Gaussian random walk over {len(d.windows)} time windows")
+        form = ("centred (effect ~ ZeroSumNormal(σ))"
+                if d.blocks and d.blocks[0].centred
+                else "non-centred (effect = σ z, z ~ ZeroSumNormal(1))")
         return (
             f"Hierarchical logit-normal model of prevalence, TPR and TNR over "
             f"{len(d.units)} {d.unit}(s): logit rate = global mean μ ~ Normal + "
-            f"{' + '.join(parts)}, non-centred (effect = σ z, z ~ Normal(0, 1), σ ~ "
-            "HalfNormal); θ = (TPR φ, (1 − TPR) φ, (1 − TNR)(1 − φ), TNR (1 − φ)) and each "
-            "slice's counts ~ Multinomial(n, θ). Small slices are shrunk toward the mean "
-            "of their levels.")
+            f"{' + '.join(parts)}; each factor's effects sum to zero over its levels, "
+            f"{form}, σ ~ HalfNormal; θ = (TPR φ, (1 − TPR) φ, (1 − TNR)(1 − φ), "
+            "TNR (1 − φ)) and each slice's counts ~ Multinomial(n, θ). Small slices are "
+            "shrunk toward the mean of their levels.")
 
     def encode_data(self, data: ConfusionMatrix) -> dict:
         return encode_confusion(data)
