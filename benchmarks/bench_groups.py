@@ -8,7 +8,7 @@ and cached on disk by a first, untimed run.  Usage::
 
     .venv/bin/python benchmarks/bench_groups.py --side 10      # 100 slices
     .venv/bin/python benchmarks/bench_groups.py --side 32      # 1,024 slices
-    .venv/bin/python benchmarks/bench_groups.py --side 32 --centered
+    .venv/bin/python benchmarks/bench_groups.py --side 32 --centered false   # or true
 """
 
 from __future__ import annotations
@@ -50,12 +50,17 @@ def main() -> None:
     parser.add_argument("--side", type=int, default=10, help="levels per factor")
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--centered", action="store_true",
-                        help="sample the level effects themselves (groups(centered=True))")
+    parser.add_argument("--centered", choices=("auto", "true", "false"), default="auto",
+                        help="groups(centered=...): 'auto' (the default) chooses per factor")
     args = parser.parse_args()
     cm = simulate(args.side, args.seed)
     warnings.simplefilter("ignore")
-    model = bcm.models.groups(cm, centered=args.centered)
+    centered = {"auto": "auto", "true": True, "false": False}[args.centered]
+    model = bcm.models.groups(cm, centered=centered)
+    from bayescm.models._groups_design import spec_design
+    from bayescm.models.family import spec_of
+
+    chosen = {b.name: b.centred for b in spec_design(spec_of(model)).blocks}
     bcm.fit(model, draws=20, tune=20, chains=1, random_seed=0, progressbar=False,
             predictive=False, prior=False)  # compile/cache the kernel
     start = time.perf_counter()
@@ -66,7 +71,7 @@ def main() -> None:
     ess = az.ess(idata, var_names=names)
     low = min(float(ess[v].min()) for v in ess.data_vars)
     rhat = float(az.rhat(idata, var_names=names).to_array().max())
-    print(f"slices={len(cm)} centered={args.centered} engine={idata.attrs['engine']} "
+    print(f"slices={len(cm)} centered={args.centered} {chosen} engine={idata.attrs['engine']} "
           f"chains=4 draws={args.draws} "
           f"fit_s={seconds:.1f} min_bulk_ess={low:.0f} ess_per_s={low / seconds:.1f} "
           f"divergences={int(idata.sample_stats['diverging'].sum())} max_rhat={rhat:.3f} "

@@ -10,7 +10,7 @@ import pytest
 from scipy import integrate, special, stats
 
 import bayescm as bcm
-from bayescm.models._groups_design import RATES
+from bayescm.models._groups_design import RATES, spec_design
 from bayescm.slices import slice_label
 
 
@@ -63,6 +63,41 @@ def test_structure_names_dims_coords_and_a_finite_density():
         bcm.models.groups(cm, priors={"sigma": bcm.priors.Beta(1, 1)})
     narrow = bcm.models.groups(cm, priors={"sigma": {"tpr": "halfnormal:0.5"}})
     assert bcm.models.spec_of(narrow).priors["sigma"][1] == bcm.priors.HalfNormal(0.5)
+
+
+def _centred_blocks(cm, **options):
+    spec = bcm.models.spec_of(bcm.models.groups(cm, **options))
+    return {b.name: b.centred for b in spec_design(spec).blocks}
+
+
+def test_auto_centres_a_factor_only_when_its_levels_are_pinned_and_differ():
+    from bayescm.models._groups_design import PINNED, SPREAD
+
+    rng = np.random.default_rng(4)
+    site = np.repeat(["a", "b", "c", "d"], 2)
+    sex = np.tile(["F", "M"], 4)
+
+    def counts(n, logit_spread):
+        eta = {r: m + logit_spread * rng.standard_normal(4)[np.repeat(np.arange(4), 2)]
+               for r, m in (("phi", -0.5), ("tpr", 1.4), ("tnr", 2.0))}
+        p = {r: 1 / (1 + np.exp(-e)) for r, e in eta.items()}
+        pos = rng.binomial(n, p["phi"])
+        tp, tn = rng.binomial(pos, p["tpr"]), rng.binomial(n - pos, p["tnr"])
+        return np.stack([tp, pos - tp, n - pos - tn, tn], -1)
+
+    # 20,000 cases per slice: standard errors of a level's log-odds ~0.02 << PINNED;
+    # a spread of 0.8 on the logit is > SPREAD x 0.02 for site; sex has no effect
+    # (rates equal across sex), so its moment spread is ~0 < SPREAD x error
+    rich = sliced(counts(20_000, 0.8), site=site, sex=sex)
+    assert _centred_blocks(rich) == {"site": True, "sex": False}
+    assert _centred_blocks(rich, centered=False) == {"site": False, "sex": False}
+    assert _centred_blocks(rich, centered=True) == {"site": True, "sex": True}
+    # 30 cases per slice: ~10 positives per level, a log-odds error near 0.7 > PINNED
+    assert _centred_blocks(sliced(counts(30, 0.8), site=site, sex=sex)) == {
+        "site": False, "sex": False}
+    assert PINNED < 0.7 and SPREAD * 0.02 < 0.8
+    with pytest.raises(ValueError, match="centered must be"):
+        bcm.models.groups(rich, centered="yes")
 
 
 def test_large_slices_agree_with_independent_beta_posteriors():
@@ -262,7 +297,9 @@ def test_save_load_rebuild_and_report_of_a_windowed_fit(tmp_path):
     model = bcm.rebuild(back)
     spec = bcm.models.spec_of(model)
     assert spec.options == {"factors": ["sex", "site"], "interactions": True,
-                            "centered": False}
+                            "centered": "auto"}  # the user's choice, resolved again from the data
+    assert _centred_blocks(cm, interactions=True) == {
+        b.name: b.centred for b in spec_design(spec).blocks}
     assert spec.priors["sigma"] == [bcm.priors.HalfNormal(1), bcm.priors.HalfNormal(0.5),
                                     bcm.priors.HalfNormal(1)]
     assert "HalfNormal(0.5)" in bcm.report(idata).markdown()

@@ -21,10 +21,12 @@ The level effects of each factor (and of the interaction) sum to zero, so their
 mean is not a second copy of :math:`\mu_r` (a direction only the prior would
 resolve, which NUTS crosses slowly when there are many levels).  ZeroSumNormal(1)
 is the law of L iid standard normals minus their mean: each :math:`z` has variance
-:math:`1 - 1/L`.  Non-centred by default (NUTS samples :math:`z`, which keeps it away
-from the funnel of small scales); ``centered=True`` samples :math:`a_{rf} \sim
-\mathrm{ZeroSumNormal}(\sigma_{rf})` itself, better when every level holds
-thousands of cases.  Math, priors, pooling and references: ``models/groups/README.md``.
+:math:`1 - 1/L`.  Non-centred (NUTS samples :math:`z`, which keeps it away from the
+funnel of small scales) or centred (:math:`a_{rf} \sim
+\mathrm{ZeroSumNormal}(\sigma_{rf})` itself, better when every level holds many
+cases); by default each factor is centred when the data pin all its levels' effects
+and those clearly differ.  Math, priors, pooling and references:
+``models/groups/README.md``.
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ __all__ = ["groups"]
 
 
 def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool = False,
-           priors: Mapping[str, Any] | None = None, centered: bool = False) -> pm.Model:
+           priors: Mapping[str, Any] | None = None,
+           centered: bool | str = "auto") -> pm.Model:
     r"""Build the hierarchical (partially pooled) model of a sliced confusion matrix.
 
     Parameters
@@ -90,11 +93,14 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
         default HalfNormal(1)), ``"tau"`` (the random walk's step scale, default
         HalfNormal(1)).
     centered
-        Sample the level effects themselves (``effect_<factor>`` ~
+        True: sample the level effects themselves (``effect_<factor>`` ~
         ZeroSumNormal(σ)) instead of the standardised ``z_<factor>``.  Better when
-        every level holds many cases (thousands): the data then pin each effect and
-        the non-centred ``σ z`` becomes a ridge; worse when levels are small or a
-        factor's spread is near zero (a funnel).  See the model card.
+        every level holds many cases: the data then pin each effect and the
+        non-centred ``σ z`` becomes a ridge; worse when levels are small or a
+        factor's spread is near zero (a funnel).  False: every effect non-centred.
+        ``"auto"`` (default): per factor (and for the interaction), centred when
+        each of its levels holds at least 100 positives and 100 negatives.  See the
+        model card.
 
     Returns
     -------
@@ -162,18 +168,22 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
 
 
 def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
-             priors: Mapping[str, Any] | None, centered: bool = False) -> ModelSpec:
+             priors: Mapping[str, Any] | None, centered: bool | str = "auto") -> ModelSpec:
     """Validated data, resolved priors and options (no PyMC)."""
     cm = as_confusion_matrix(cm)
     chosen = factors_of(cm, factors)
-    d = design(cm, chosen, bool(interactions), bool(centered))
+    if isinstance(centered, bool | np.bool_):
+        centered = bool(centered)
+    elif centered != "auto":
+        raise ValueError(f"groups: centered must be True, False or 'auto', got {centered!r}.")
+    d = design(cm, chosen, bool(interactions), centered)
     units = {name: list(RATES) for name in ("mu", "sigma", "tau")}
     resolved = resolve_priors("groups", priors, RATES, units=units)
     if not d.walk:
         resolved.pop("tau")  # no windows: no walk, no step scale
     return ModelSpec("groups", cm, resolved,
                      options={"factors": chosen, "interactions": bool(interactions),
-                              "centered": bool(centered)},
+                              "centered": centered},
                      extra={"design": d})
 
 
