@@ -142,3 +142,27 @@ class JobRunner:
     def view(self) -> Any:
         return pn.Column(pn.Row(self.button, self.cancel_button), self.bar, self.progress,
                          sizing_mode="stretch_width")
+
+
+def sampler_widgets(params: Any) -> dict[str, Any]:
+    """Inputs of the sampler's options (``draws``, ``tune``, ``chains`` of a page's
+    ``param`` state), with their CSS classes."""
+    p = params.param
+    return {
+        "draws": pn.widgets.IntInput.from_param(p.draws, label="Draws per chain",
+                                                css_classes=["bcm-draws"]),
+        "tune": pn.widgets.IntInput.from_param(p.tune, label="Tuning steps",
+                                               css_classes=["bcm-tune"]),
+        "chains": pn.widgets.IntInput.from_param(p.chains, label="Chains",
+                                                 css_classes=["bcm-chains"]),
+    }
+
+
+def convergence_html(message: str, ok: bool, *, testid: str = "convergence") -> str:
+    """The convergence verdict (:meth:`bayescm.ConvergenceReport.message`): its first
+    line in bold, green if converged, amber if not, the reasons as a list."""
+    color = "#1a7f37" if ok else "#9a6700"
+    lines = message.splitlines()
+    items = "".join(f"<li>{html.escape(x.lstrip('- '))}</li>" for x in lines[1:])
+    return (f'<div data-testid="{testid}" style="color:{color}"><b>{html.escape(lines[0])}'
+            f"</b>{f'<ul>{items}</ul>' if items else ''}</div>")

@@ -25,7 +25,7 @@ from bayescm.app.downloads import (
 )
 from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
-from bayescm.app.pages._job import JobRunner
+from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -65,12 +65,7 @@ class NoLabels:
             "dependence": pn.widgets.TextInput.from_param(
                 s.dependence, label="Conditionally dependent pairs", placeholder="A~B (or all)",
                 css_classes=["bcm-dependence"]),
-            "draws": pn.widgets.IntInput.from_param(s.draws, label="Draws per chain",
-                                                    css_classes=["bcm-draws"]),
-            "tune": pn.widgets.IntInput.from_param(s.tune, label="Tuning steps",
-                                                   css_classes=["bcm-tune"]),
-            "chains": pn.widgets.IntInput.from_param(s.chains, label="Chains",
-                                                     css_classes=["bcm-chains"]),
+            **sampler_widgets(self.state),
             "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
             "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, label="HDI mass",
@@ -125,12 +120,7 @@ class NoLabels:
         res = self.result
         if res is None:
             return
-        color = "#1a7f37" if res.converged else "#9a6700"
-        lines = res.convergence.splitlines()
-        items = "".join(f"<li>{html.escape(x.lstrip('- '))}</li>" for x in lines[1:])
-        self.convergence.object = (
-            f'<div data-testid="convergence" style="color:{color}"><b>{html.escape(lines[0])}'
-            f"</b>{f'<ul>{items}</ul>' if items else ''}</div>")
+        self.convergence.object = convergence_html(res.convergence, res.converged)
         self.table.object = frame_html(res.summary.set_index(["parameter", "unit"]),
                                        "posterior")
         self.check.object = frame_html(res.check, "check", digits=3)

@@ -24,7 +24,7 @@ from bayescm.app.downloads import csv_download, netcdf_download
 from bayescm.app.layout import columns, section
 from bayescm.app.nolabels_logic import warm
 from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
-from bayescm.app.pages._job import JobRunner
+from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -73,12 +73,7 @@ class Upload:
             "threshold": pn.widgets.FloatInput.from_param(
                 s.threshold, label="Gap that matters (TPR)", step=0.01,
                 css_classes=["bcm-threshold"]),
-            "draws": pn.widgets.IntInput.from_param(s.draws, label="Draws per chain",
-                                                    css_classes=["bcm-draws"]),
-            "tune": pn.widgets.IntInput.from_param(s.tune, label="Tuning steps",
-                                                   css_classes=["bcm-tune"]),
-            "chains": pn.widgets.IntInput.from_param(s.chains, label="Chains",
-                                                     css_classes=["bcm-chains"]),
+            **sampler_widgets(self.state),
         }
         self.found = pn.pane.HTML("<p>Choose a file.</p>", sizing_mode="stretch_width")
         self.results = pn.Column(sizing_mode="stretch_width")
@@ -92,6 +87,7 @@ class Upload:
         self.disparity_table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.pool_outputs = self.pool_results()
         self.pool_section = self.pool_inputs()
+        self.pool_section.visible = False  # shown for grouped cases
         self.file.param.watch(self.update, "value")
         self.state.param.watch(self.update, list(OPTIONS))
         self.state.param.watch(self.pool_edited, list(POOL_OPTIONS))
@@ -109,6 +105,7 @@ class Upload:
             show_error(self.notes, err)
             self.found.object = "<p><i>No analysis: correct the input above.</i></p>"
             self.results.objects = []
+            self.pool_section.visible = False
             return
         clear_errors(self.notes)
         self.show(self.result)
@@ -140,10 +137,10 @@ class Upload:
             items.append(section(name.capitalize(), pn.pane.HTML(
                 frame_html(frame, name), sizing_mode="stretch_width"),
                 csv_download(lambda f=frame: f, f"{name}.csv", name=name)))
+        self.results.objects = items
+        self.pool_section.visible = res.kind == "groups"
         if res.kind == "groups":
             warm()  # the forkserver imports PyMC while the reader looks at the tables
-            items.append(self.pool_section)
-        self.results.objects = items
 
     # -- pooling the groups ----------------------------------------------------------------
     def pool_edited(self, *_events: Any) -> None:
@@ -172,11 +169,8 @@ class Upload:
 
     def show_pooled(self, result: groups_logic.PooledResult) -> None:
         self.pooled = result
-        color = "#1a7f37" if result.converged else "#9a6700"
-        lines = result.convergence.splitlines()
-        self.pool_convergence.object = (
-            f'<p data-testid="pool-convergence" style="color:{color}">'
-            f"{'<br>'.join(html.escape(x) for x in lines)}</p>")
+        self.pool_convergence.object = convergence_html(result.convergence, result.converged,
+                                                        testid="pool-convergence")
         self.pool_table.object = frame_html(result.pooled, "pooled")
         self.disparity_table.object = frame_html(result.disparity, "disparity", digits=3)
         self.pool_outputs.visible = True
@@ -215,7 +209,8 @@ class Upload:
         inputs = section("File", self.notes["url"], self.file, self.notes["file"],
                          columns(*(self.field(n) for n in OPTIONS), min_width=150))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
-                         self.found, self.results, sizing_mode="stretch_width")
+                         self.found, self.results, self.pool_section,
+                         sizing_mode="stretch_width")
 
 
 def build() -> Any:
