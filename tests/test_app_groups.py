@@ -41,8 +41,8 @@ def test_pooled_job_is_the_library_fit_of_the_same_seed(tmp_path) -> None:
     state = ul.UploadState(group="site", draws=150, tune=150, chains=2, seed=4,
                            threshold=0.1)
     res = _analyse(grouped_cases().drop(columns="sex"), state)
-    assert res.kind == "groups" and list(res.detail) == ["A", "B"]
-    cm = res.detail["A"]
+    assert res.kind == "groups" and list(res.sliced) == ["A", "B"]
+    cm = res.sliced["A"]
     exact = res.tables["summary"].loc["A"]
     job = gl.job(cm, exact, state)
     job._dir, job._path = tmp_path, tmp_path / "fit.nc"  # keep the file under tmp_path
@@ -76,7 +76,7 @@ def test_two_group_columns_slice_by_their_intersection() -> None:
     cm = bcm.ConfusionMatrix.from_predictions(
         frame["y_true"].to_numpy(), frame["A"].to_numpy(),
         groups={"site": frame["site"].to_numpy(), "sex": frame["sex"].to_numpy()})
-    assert res.detail["A"].to_frame().equals(cm.to_frame())
+    assert res.sliced["A"].to_frame().equals(cm.to_frame())
     assert len(cm.to_frame()) == 6  # 3 sites x 2 sexes
 
 
@@ -86,10 +86,10 @@ def test_bad_options_show_the_library_message_at_their_field(change, where) -> N
     state = ul.UploadState(group="site").replace(**change)
     with pytest.raises(InputError) as err:
         res = _analyse(grouped_cases().drop(columns="sex"), state)
-        gl.prepare(res.detail["A"], state)
+        gl.prepare(res.sliced["A"], state)
     assert err.value.field == where
     if where == "threshold":
-        few = bcm.fit(bcm.models.three_beta(res.detail["A"]), sampler="exact", draws=20)
+        few = bcm.fit(bcm.models.three_beta(res.sliced["A"]), sampler="exact", draws=20)
         with pytest.raises(ValueError) as library:
             bcm.analysis.disparity(few, "tpr", threshold=-0.1)
         assert err.value.message == str(library.value)

@@ -12,9 +12,10 @@ columns                                       analysis
                                               posterior (:func:`bayescm.summary_exact`)
 ``y_true`` and two or more classifiers        compare, paired (the Compare page on the
                                               same cases)
-``y_true`` and ``group``                      the metrics per slice
-                                              (:meth:`bayescm.ConfusionMatrix.from_predictions`
-                                              with ``groups=``)
+``y_true`` and ``group`` (or several group    the metrics per slice
+columns, ``group="sex, site"``)               (:meth:`bayescm.ConfusionMatrix.from_predictions`
+                                              with ``groups=``); the page can pool them
+                                              (:mod:`bayescm.app.groups_logic`)
 no ``y_true``, or ``y_true`` with gaps         agreement table (the No-labels page);
                                               known labels become verified cases
 ============================================  ==========================================
@@ -81,8 +82,10 @@ class UploadResult:
         its cells, or its K-class matrix as ``labels; row; row``).
     detail
         The other page's result where it was computed here (a CompareResult, or the
-        No-labels page's :class:`~bayescm.app.nolabels_logic.Built` model); for
-        ``"groups"``, each classifier's sliced ConfusionMatrix (by name).
+        No-labels page's :class:`~bayescm.app.nolabels_logic.Built` model).
+    sliced
+        For grouped cases, each classifier's sliced ConfusionMatrix (by name): what
+        the page's pooled analysis fits (:mod:`bayescm.app.groups_logic`); else empty.
     """
 
     kind: str
@@ -92,6 +95,7 @@ class UploadResult:
     state: PageState | None = None
     detail: Any = None
     query: dict[str, str] | None = None
+    sliced: dict[str, bcm.ConfusionMatrix] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.query is None and self.state is not None:
@@ -249,7 +253,7 @@ def _groups(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series, posit
     return UploadResult(
         "groups", f"Read {len(frame)} labelled cases in {n_slices} groups of column(s) "
                   f"{', '.join(names)}: each classifier's metrics per group.",
-        {"summary": pd.concat(tables)}, detail=matrices)
+        {"summary": pd.concat(tables)}, sliced=matrices)
 
 
 def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | None,

@@ -31,7 +31,8 @@ from bayescm.app.registry import Page
 INTRO = (
     "Upload a CSV of predictions, one row per case: <code>y_true</code> (the true label, "
     "if known), one column per classifier, optionally <code>group</code> (metrics per "
-    "group) and <code>population</code> (unlabelled data from populations of different "
+    "group, pooled on request; several group columns: <code>sex, site</code>) and "
+    "<code>population</code> (unlabelled data from populations of different "
     "prevalence). Labelled cases of one classifier give its metrics, of several a paired "
     "comparison; without labels (or with some) you get the agreement table of the "
     "No-labels page. An empty cell is a missing result.")
@@ -138,8 +139,8 @@ class Upload:
                 frame_html(frame, name), sizing_mode="stretch_width"),
                 csv_download(lambda f=frame: f, f"{name}.csv", name=name)))
         self.results.objects = items
-        self.pool_section.visible = res.kind == "groups"
-        if res.kind == "groups":
+        self.pool_section.visible = bool(res.sliced)
+        if res.sliced:
             warm()  # the forkserver imports PyMC while the reader looks at the tables
 
     # -- pooling the groups ----------------------------------------------------------------
@@ -152,15 +153,15 @@ class Upload:
 
     def make_job(self) -> Any:
         res = self.result
-        if res is None or res.kind != "groups":
+        if res is None or not res.sliced:
             return None
         state = logic.UploadState.from_params(self.state)
-        name = state.pooled or next(iter(res.detail))
+        name = state.pooled or next(iter(res.sliced))
         try:
-            if name not in res.detail:
+            if name not in res.sliced:
                 raise InputError("pooled", f"No classifier {name!r} in the file: choose one "
-                                           f"of {', '.join(res.detail)}.")
-            job = groups_logic.job(res.detail[name], res.tables["summary"].loc[name], state)
+                                           f"of {', '.join(res.sliced)}.")
+            job = groups_logic.job(res.sliced[name], res.tables["summary"].loc[name], state)
         except InputError as err:
             show_error(self.notes, err)
             return None
