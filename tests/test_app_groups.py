@@ -44,9 +44,7 @@ def test_pooled_job_is_the_library_fit_of_the_same_seed(tmp_path) -> None:
     assert res.kind == "groups" and list(res.sliced) == ["A", "B"]
     cm = res.sliced["A"]
     exact = res.tables["summary"].loc["A"]
-    job = gl.job(cm, exact, state)
-    job._dir, job._path = tmp_path, tmp_path / "fit.nc"  # keep the file under tmp_path
-    job.start()
+    job = gl.job(cm, exact, state, directory=tmp_path).start()
     while (p := job.poll()).state == "running":
         time.sleep(0.05)
     assert p.state == "done", p.error

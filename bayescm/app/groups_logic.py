@@ -100,9 +100,11 @@ def summarise(idata: Any, path: Path, *, exact: pd.DataFrame,
     return PooledResult(Path(path), both, disparity, report.ok, report.message(), threshold)
 
 
-def job(cm: bcm.ConfusionMatrix, exact: pd.DataFrame, state: Any) -> FitJob:
+def job(cm: bcm.ConfusionMatrix, exact: pd.DataFrame, state: Any, *,
+        directory: str | Path | None = None) -> FitJob:
     """A (not yet started) fit of the partially pooled model of ``cm`` with the
-    sampler options of ``state`` (draws, tune, chains, seed, threshold).
+    sampler options of ``state`` (draws, tune, chains, seed, threshold); the fit's
+    NetCDF goes to ``directory`` (default: a new temporary one).
 
     Typical use (the tests run it)::
 
@@ -112,5 +114,5 @@ def job(cm: bcm.ConfusionMatrix, exact: pd.DataFrame, state: Any) -> FitJob:
         result = j.result()          # a PooledResult
     """
     return FitJob(state, model=prepare(cm, state),
-                  summary=functools.partial(summarise, exact=exact,
-                                            threshold=state.threshold))
+                  summary=functools.partial(summarise, exact=exact, threshold=state.threshold),
+                  directory=directory)
