@@ -8,6 +8,7 @@ Carlo standard deviations, and against the library's own functions for the same 
 from __future__ import annotations
 
 import numpy as np
+import pandas.testing as pd_testing
 import pytest
 from scipy import integrate, stats
 
@@ -158,3 +159,41 @@ def test_downloads_are_csv_png_and_svg() -> None:
     assert csv.splitlines()[0].startswith("a,b,metric,design,margin,mean")
     assert to_bytes(res.difference_figure(), "png")[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in to_bytes(res.leaderboard_figure(), "svg")[:400]
+
+
+KCLASS = ("A: cat,dog,bird; 50,3,2; 4,40,6; 1,2,30\n"
+          "B: cat,dog,bird; 45,8,2; 6,38,6; 3,2,28\n"
+          "C: cat,dog,bird; 30,10,15; 12,30,8; 6,6,21")
+
+
+@pytest.mark.parametrize(("metric", "label"), [("f1_macro", ""), ("tpr", "bird")])
+def test_independent_k_class_matrices_are_the_library_comparison(metric, label) -> None:
+    state = cl.CompareState(counts=KCLASS, metric=metric, label=label, b="C",
+                                       seed=3)
+    res = cl.run(state)
+    labels = ["cat", "dog", "bird"]
+    mats = [np.array(m) for m in ([[50, 3, 2], [4, 40, 6], [1, 2, 30]],
+                                  [[45, 8, 2], [6, 38, 6], [3, 2, 28]],
+                                  [[30, 10, 15], [12, 30, 8], [6, 6, 21]])]
+    seed_ab, seed_board = cl.seeds(3)
+    cls = label or None
+    batch = bcm.MulticlassConfusionMatrix(np.stack(mats), labels, classifier=["A", "B", "C"])
+    comp = bcm.analysis.compare((batch, "A"), (batch, "C"), metric, label=cls,
+                                draws=cl.COMPARE_DRAWS, random_seed=seed_ab)
+    # same draws from the same seeds: the same probability, to the last digit
+    assert res.comparison.probability == comp.probability
+    assert res.comparison.class_label == cls
+    board = bcm.analysis.leaderboard(batch, metric, label=cls, draws=cl.BOARD_DRAWS,
+                                     random_seed=seed_board)
+    pd_testing.assert_frame_equal(res.leaderboard_table, board.to_frame())
+
+
+@pytest.mark.parametrize(("change", "where", "words"), [
+    ({"metric": "f1"}, "metric", "label="),
+    ({"metric": "f1", "label": "cow"}, "label", "cow"),
+    ({"counts": KCLASS.replace("cat,dog,bird; 45", "cat,dog,cow; 45")}, "counts", "same classes"),
+])
+def test_k_class_input_errors_name_their_field(change, where, words) -> None:
+    with pytest.raises(InputError) as err:
+        cl.run(cl.CompareState(counts=KCLASS).replace(**change))
+    assert err.value.field == where and words in err.value.message

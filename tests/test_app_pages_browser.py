@@ -9,6 +9,7 @@ digit.  The NUTS page is kept fast: 150 draws and 150 tuning steps on two chains
 from __future__ import annotations
 
 import urllib.parse
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -173,3 +174,34 @@ def test_upload_bad_file_shows_its_message(open_page, tmp_path):
     with pytest.raises(bcm.CountsError) as err:
         bcm.ConfusionMatrix.from_predictions(["ill", "well"], ["ill", "ill"], classifier="A")
     expect(page.get_by_test_id("error-file")).to_have_text(str(err.value))
+
+
+def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path):
+    rng = np.random.default_rng(9)
+    n = 180
+    y = rng.integers(0, 2, n)
+    site = rng.choice(["north", "south", "east"], n)
+    frame = pd.DataFrame({"y_true": y, "A": np.where(rng.random(n) < 0.2, 1 - y, y),
+                          "site": site})
+    path = tmp_path / "grouped.csv"
+    frame.to_csv(path, index=False)
+    page = open_page("upload?group=site&draws=150&tune=150&chains=2&seed=4&threshold=0.1")
+    page.locator(".bcm-file input[type=file]").set_input_files(str(path))
+    assert page.get_by_test_id("upload-kind").get_attribute("data-kind") == "groups"
+    page.locator(".bcm-pool button").click()
+    page.get_by_test_id("pool-progress").wait_for()
+    page.get_by_test_id("pool-convergence").wait_for(timeout=FIT_TIMEOUT_MS)
+    screenshot(page, tmp_path, "upload-pooled")
+    # the library's fit of the same model, draws and seed (NUTS with a fixed seed is
+    # reproducible: the same digits)
+    cm = bcm.ConfusionMatrix.from_predictions(frame["y_true"], frame["A"],
+                                              groups={"site": frame["site"].to_numpy()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = bcm.fit(bcm.models.groups(cm), draws=150, tune=150, chains=2, random_seed=4)
+    pooled = bcm.summary(idata, metrics=["tpr"])
+    for g in ("north", "east"):
+        shown = text_of(page, f"pooled-site={g}-tpr-pooled-mean")
+        assert shown == f"{pooled.loc[(f'site={g}', 'tpr'), 'mean']:.4f}"
+    gap = bcm.analysis.disparity(idata, "tpr", threshold=0.1).probability("gap")
+    assert text_of(page, "disparity-tpr-gap--p-exceeds") == f"{gap:.3f}"

@@ -66,6 +66,7 @@ class CompareState(PageState):
     cases: str = DEFAULT_PREDICTIONS  # the paired design's predictions
     positive: str = ""
     metric: str = "ba"
+    label: str = ""  # the class of a per-class metric of K-class matrices ("f1" of "cat")
     margin: float = 0.0
     a: str = ""
     b: str = ""
@@ -123,18 +124,29 @@ def _board_figure(board: Any, n: int) -> Figure:
     return fig
 
 
-def parse_counts(text: str) -> bcm.ConfusionMatrix:
-    """Confusion matrices typed one per line under a header ``name, tp, fn, fp, tn``.
+def parse_counts(text: str) -> bcm.ConfusionMatrix | bcm.MulticlassConfusionMatrix:
+    """Confusion matrices typed one per line under a header ``name, tp, fn, fp, tn``,
+    or K-class matrices one per line as ``name: labels; row; row; ...``.
 
-    The cells are read by the header's names (any order); the first column names the
-    classifiers.
+    Binary: the cells are read by the header's names (any order); the first column
+    names the classifiers.  K-class: each line is a name, a colon and the matrix in the
+    One-classifier page's format (:func:`bayescm.cli_input.parse_matrix`: the labels,
+    then row ``i`` the counts of actual class ``i`` by predicted class); every line
+    must have the same labels.
 
     Examples
     --------
     >>> cms = parse_counts("name, tn, fp, fn, tp\\nX, 15, 8, 7, 40\\nY, 20, 13, 9, 31")
     >>> cms.classifiers, cms.to_frame().loc["X"].to_dict()
     (('X', 'Y'), {'tp': 40, 'fn': 7, 'fp': 8, 'tn': 15})
+    >>> k = parse_counts("A: cat,dog,bird; 50,3,2; 4,40,6; 1,2,30\\n"
+    ...                  "B: cat,dog,bird; 45,8,2; 6,38,6; 3,2,28")
+    >>> k.classifiers, list(k.labels)
+    (('A', 'B'), ['cat', 'dog', 'bird'])
     """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if lines and ":" in lines[0]:
+        return _parse_multiclass(lines)
     names, columns, rows = read_table(text, "counts", header_hint="name, tp, fn, fp, tn",
                                      is_value=lambda h: h.lower() in bcm.CELLS)
     lower = [c.lower() for c in columns]
@@ -146,6 +158,27 @@ def parse_counts(text: str) -> bcm.ConfusionMatrix:
     names = names or [f"C{i + 1}" for i in range(len(rows))]
     with field("counts"):
         return bcm.ConfusionMatrix(**cells, classifier=names)
+
+
+def _parse_multiclass(lines: list[str]) -> bcm.MulticlassConfusionMatrix:
+    from bayescm.cli_input import parse_matrix
+
+    names, matrices, labels = [], [], None
+    for i, line in enumerate(lines, start=1):
+        name, sep, rest = line.partition(":")
+        if not sep or not name.strip():
+            raise InputError("counts", f"Line {i}: write one K-class matrix per line as "
+                                       f"'name: labels; row; row', got {line!r}.")
+        with field("counts"):
+            these, counts = parse_matrix(rest, what=f"line {i} ({name.strip()})")
+        if labels is not None and these != labels:
+            raise InputError("counts", f"Line {i} has labels {these}, line 1 {labels}: every "
+                                       "classifier must be tested on the same classes.")
+        labels = these
+        names.append(name.strip())
+        matrices.append(counts)
+    with field("counts"):
+        return bcm.MulticlassConfusionMatrix(np.array(matrices), labels, classifier=names)
 
 
 def parse_predictions(text: str) -> tuple[pd.Series, pd.DataFrame]:
@@ -230,10 +263,12 @@ def run(state: CompareState) -> CompareResult:
         if len(names) < 2:
             raise InputError("counts", "Give at least two classifiers, one per line.")
         a, b = _pick(state, names)
-        with field("metric"):
+        label = _label(state, data)
+        # a per-class metric's errors are about its class once one is given
+        with field("label" if label is not None else "metric"):
             comparison = bcm.analysis.compare(
-                (data, a), (data, b), state.metric, state.margin, hdi_prob=state.hdi_prob,
-                draws=COMPARE_DRAWS, random_seed=seed_ab)
+                (data, a), (data, b), state.metric, state.margin, label=label,
+                hdi_prob=state.hdi_prob, draws=COMPARE_DRAWS, random_seed=seed_ab)
     else:
         y, preds = parse_predictions(state.cases)
         names = [str(c) for c in preds.columns]
@@ -250,16 +285,28 @@ def run(state: CompareState) -> CompareResult:
                      "as if their test sets were independent; the comparison of A and B "
                      "above accounts for the cases they share.")
     with field("metric"):
-        board = leaderboard(data, state.metric, state.hdi_prob, seed_board)
+        board = leaderboard(data, state.metric, state.hdi_prob, seed_board,
+                            label=_label(state, data))
     return CompareResult(names, a, b, comparison, board, notes)
 
 
 @functools.lru_cache(maxsize=64)
-def leaderboard(data: Any, metric: str, hdi_prob: float, seed: int) -> Any:
+def leaderboard(data: Any, metric: str, hdi_prob: float, seed: int, *,
+                label: Any = None) -> Any:
     """:func:`bayescm.analysis.leaderboard` of ``data``, remembered: an edit of the margin
     or of A and B leaves the leaderboard (and its figure) as they were."""
-    return bcm.analysis.leaderboard(data, metric, hdi_prob=hdi_prob, draws=BOARD_DRAWS,
-                                    random_seed=seed)
+    return bcm.analysis.leaderboard(data, metric, label=label, hdi_prob=hdi_prob,
+                                    draws=BOARD_DRAWS, random_seed=seed)
+
+
+def _label(state: CompareState, data: Any) -> Any:
+    """The class label the page's text names (a K-class matrix's labels may be
+    numbers), or None; an unknown label goes to the library, whose message lists
+    the known ones."""
+    if not state.label:
+        return None
+    return next((x for x in getattr(data, "labels", ()) if str(x) == state.label),
+                state.label)
 
 
 def _batch(y: pd.Series, preds: pd.DataFrame, positive: Any) -> Any:

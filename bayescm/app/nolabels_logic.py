@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import multiprocessing
 import queue
 import re
@@ -31,6 +32,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -281,13 +283,19 @@ class Progress:
         return 1.0 if self.state == "done" else self.stage / (len(STAGES) - 1)
 
 
-def _worker(state: NoLabelsState, path: str, messages: Any) -> None:
+def _model_of(state: NoLabelsState) -> pm.Model:
+    """The No-labels page's model (built again in the child: a PyMC model does not
+    travel between processes, the state and this function do)."""
+    return build(state).model
+
+
+def _worker(make_model: Callable[[], pm.Model], state: Any, path: str, messages: Any) -> None:
     """Build, sample and save in the child process, reporting each stage."""
     try:
         messages.put(("stage", 0))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = build(state).model
+            model = make_model()
             messages.put(("stage", 1))
             idata = bcm.fit(model, draws=state.draws, tune=state.tune, chains=state.chains,
                             random_seed=state.seed)
@@ -323,6 +331,13 @@ def warm() -> None:
 class FitJob:
     """One NUTS fit of a page state in a child process, with progress and cancel.
 
+    ``state`` gives the sampler's options (``draws``, ``tune``, ``chains``, ``seed``).
+    By default the job fits the No-labels page's model of ``state`` and summarises it
+    with :func:`summarise`; another page passes ``model``, a picklable function of no
+    arguments that builds its model in the child (e.g.
+    ``functools.partial(bcm.models.groups, cm)``), and ``summary``, a function of
+    ``(idata, path)`` run here that turns the fit into the page's result.
+
     The first job starts the forkserver, which imports PyMC once (seconds); later jobs
     fork from it.  Typical use (the tests run it)::
 
@@ -332,8 +347,12 @@ class FitJob:
         result = job.result()        # or job.cancel() to stop it
     """
 
-    def __init__(self, state: NoLabelsState, *, directory: str | Path | None = None) -> None:
+    def __init__(self, state: Any, *, model: Callable[[], pm.Model] | None = None,
+                 summary: Callable[[Any, Path], Any] | None = None,
+                 directory: str | Path | None = None) -> None:
         self.state = state
+        self._model = model or functools.partial(_model_of, state)
+        self._summary = summary or functools.partial(summarise, hdi_prob=state.hdi_prob)
         self._owns_dir = directory is None  # a directory made here is removed by discard()
         self._dir = Path(directory or tempfile.mkdtemp(prefix="bayescm-app-"))
         self._path = self._dir / "fit.nc"
@@ -344,15 +363,16 @@ class FitJob:
         self._stage = 0
         self._status = "new"
         self._error = ""
-        self._result: NoLabelsResult | None = None
+        self._result: Any = None
 
     def start(self) -> FitJob:
         """Start the child process and return at once (the first job of a server waits
         for the forkserver in a thread, not in the caller)."""
         ctx = _context()
         self._messages = ctx.Queue()
-        self._process = ctx.Process(target=_worker, args=(self.state, str(self._path),
-                                                          self._messages), daemon=True)
+        self._process = ctx.Process(target=_worker, args=(self._model, self.state,
+                                                          str(self._path), self._messages),
+                                     daemon=True)
         self._start = time.perf_counter()
         self._status = "running"
         self._launcher = threading.Thread(target=self._process.start, daemon=True)
@@ -403,11 +423,12 @@ class FitJob:
         else:
             self._path.unlink(missing_ok=True)
 
-    def result(self) -> NoLabelsResult:
-        """The summarised fit (after ``poll().state == "done"``)."""
+    def result(self) -> Any:
+        """The summarised fit (after ``poll().state == "done"``): a
+        :class:`NoLabelsResult` unless another ``summary`` was given."""
         if self._status != "done":
             raise RuntimeError(f"The fit is {self._status}, not done.")
         if self._result is None:
             idata = bcm.load(self._path)
-            self._result = summarise(idata, self._path, hdi_prob=self.state.hdi_prob)
+            self._result = self._summary(idata, self._path)
         return self._result

@@ -12,9 +12,10 @@ columns                                       analysis
                                               posterior (:func:`bayescm.summary_exact`)
 ``y_true`` and two or more classifiers        compare, paired (the Compare page on the
                                               same cases)
-``y_true`` and ``group``                      the metrics per slice
-                                              (:meth:`bayescm.ConfusionMatrix.from_predictions`
-                                              with ``groups=``)
+``y_true`` and ``group`` (or several group    the metrics per slice
+columns, ``group="sex, site"``)               (:meth:`bayescm.ConfusionMatrix.from_predictions`
+                                              with ``groups=``); the page can pool them
+                                              (:mod:`bayescm.app.groups_logic`)
 no ``y_true``, or ``y_true`` with gaps         agreement table (the No-labels page);
                                               known labels become verified cases
 ============================================  ==========================================
@@ -36,7 +37,8 @@ import bayescm as bcm
 from bayescm.app import compare_logic, nolabels_logic
 from bayescm.app.pages_common import InputError, PageState, field, read_csv_text
 
-__all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "read_csv"]
+__all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "group_columns",
+           "read_csv"]
 
 SUMMARY_METRICS = ("acc", "ba", "tpr", "tnr", "ppv", "npv", "f1", "mcc")
 MULTICLASS_METRICS = ("acc", "ba", "kappa", "mcc", "f1_macro")
@@ -52,6 +54,12 @@ class UploadState(PageState):
     population: str = "population"
     positive: str = ""
     seed: int = 1
+    # the partially pooled analysis of grouped cases (bayescm.app.groups_logic)
+    pooled: str = ""  # the classifier whose groups are pooled (default: the first)
+    threshold: float = 0.05
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +83,9 @@ class UploadResult:
     detail
         The other page's result where it was computed here (a CompareResult, or the
         No-labels page's :class:`~bayescm.app.nolabels_logic.Built` model).
+    sliced
+        For grouped cases, each classifier's sliced ConfusionMatrix (by name): what
+        the page's pooled analysis fits (:mod:`bayescm.app.groups_logic`); else empty.
     """
 
     kind: str
@@ -84,6 +95,7 @@ class UploadResult:
     state: PageState | None = None
     detail: Any = None
     query: dict[str, str] | None = None
+    sliced: dict[str, bcm.ConfusionMatrix] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.query is None and self.state is not None:
@@ -147,7 +159,8 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     >>> analyse(read_csv("A,B\\n1,1\\n0,1\\n0,0"), UploadState()).kind
     'agreement'
     """
-    roles = {state.truth, state.group, state.population}
+    groups = group_columns(state)
+    roles = {state.truth, *groups, state.population}
     classifiers = [c for c in frame.columns if c not in roles]
     if not classifiers:
         raise InputError("file", f"No classifier columns: every column other than "
@@ -158,7 +171,7 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     if truth is None or truth.isna().any():
         return _agreement(frame, classifiers, truth, state)
     positive = _positive(state, truth)
-    if state.group in frame.columns:
+    if any(g in frame.columns for g in groups):
         return _groups(frame, classifiers, truth, positive, state)
     if len(classifiers) == 1:
         return _one(frame, classifiers[0], truth, positive, state)
@@ -209,22 +222,38 @@ def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState) ->
         page="compare", state=cstate, detail=result)
 
 
+def group_columns(state: UploadState) -> list[str]:
+    """The group columns: one name, or several separated by commas (``sex, site``:
+    every intersection is a slice).
+
+    >>> group_columns(UploadState(group="sex, site"))
+    ['sex', 'site']
+    """
+    return [g.strip() for g in state.group.split(",") if g.strip()]
+
+
 def _groups(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series, positive: Any,
             state: UploadState) -> UploadResult:
-    tables = []
+    names = group_columns(state)
+    missing = [g for g in names if g not in frame.columns]
+    if missing:
+        raise InputError("group", f"No column {', '.join(map(repr, missing))} in the file "
+                                  f"(its columns: {', '.join(map(str, frame.columns))}).")
+    tables, matrices = [], {}
     with field("file"):
         for name in classifiers:
             cm = bcm.ConfusionMatrix.from_predictions(
                 truth.to_numpy(), frame[name].to_numpy(), positive=positive,
-                groups=frame[state.group].rename(state.group))
+                groups={g: frame[g].to_numpy() for g in names})
             t = bcm.summary_exact(cm, metrics=list(SUMMARY_METRICS), draws=SUMMARY_DRAWS,
                                   random_seed=state.seed)
             tables.append(pd.concat({name: t}, names=["classifier"]))
-    n_slices = frame[state.group].nunique()
+            matrices[name] = cm
+    n_slices = len(frame[names].drop_duplicates())
     return UploadResult(
-        "groups", f"Read {len(frame)} labelled cases in {n_slices} groups of column "
-                  f"{state.group!r}: each classifier's metrics per group.",
-        {"summary": pd.concat(tables)})
+        "groups", f"Read {len(frame)} labelled cases in {n_slices} groups of column(s) "
+                  f"{', '.join(names)}: each classifier's metrics per group.",
+        {"summary": pd.concat(tables)}, sliced=matrices)
 
 
 def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | None,

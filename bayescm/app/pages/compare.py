@@ -22,7 +22,9 @@ from bayescm.app.registry import Page
 
 INTRO = (
     "Is classifier A better than B by at least a margin, and who wins among several? "
-    "Type one confusion matrix per classifier (each on its own test set), or paste the "
+    "Type one confusion matrix per classifier (each on its own test set; K classes: "
+    "<code>A: cat,dog,bird; 50,3,2; 4,40,6; 1,2,30</code>, labels then one row per "
+    "actual class, a classifier a line), or paste the "
     "predictions of several classifiers on the <b>same</b> cases (paired: the errors "
     "they share are accounted for).")
 DESIGNS = {"Different test sets": "independent", "Same cases (paired)": "paired"}
@@ -33,7 +35,7 @@ class Compare:
     """The page for one browser session."""
 
     def __init__(self) -> None:
-        self.notes = notes(("design", "counts", "cases", "positive", "metric", "margin",
+        self.notes = notes(("design", "counts", "cases", "positive", "metric", "label", "margin",
                             "a", "b", "hdi_prob", "seed"))
         self.state = keep_in_url(logic.CompareState(), self.notes)
         self.result: logic.CompareResult | None = None
@@ -55,7 +57,8 @@ class Compare:
                 width=330),
             "counts": pn.widgets.TextAreaInput.from_param(
                 s.counts, label="Confusion matrices: name, tp, fn, fp, tn (one classifier a "
-                "line)", height=130, css_classes=["bcm-counts"]),
+                "line), or K classes: name: labels; row; row", height=130,
+                css_classes=["bcm-counts"]),
             "cases": pn.widgets.TextAreaInput.from_param(
                 s.cases, label="Predictions (CSV): y_true, then one column per "
                 "classifier", height=150, css_classes=["bcm-cases"]),
@@ -64,6 +67,9 @@ class Compare:
             "metric": pn.widgets.AutocompleteInput.from_param(
                 s.metric, label="Metric", options=METRICS, restrict=False,
                 case_sensitive=False, min_characters=1, css_classes=["bcm-metric"]),
+            "label": pn.widgets.TextInput.from_param(
+                s.label, label="Class (per-class metric, K classes)", placeholder="e.g. cat",
+                css_classes=["bcm-label"]),
             "margin": pn.widgets.FloatInput.from_param(s.margin, label="Margin", step=0.01,
                                                        css_classes=["bcm-margin"]),
             "a": pn.widgets.TextInput.from_param(s.a, label="A", placeholder="first",
@@ -148,7 +154,8 @@ class Compare:
         inputs = section(
             "Classifiers", self.notes["url"], self.field("design"), self.field("counts"),
             self.field("cases"), self.field("positive"),
-            columns(self.field("metric"), self.field("margin"), min_width=160),
+            columns(self.field("metric"), self.field("label"), self.field("margin"),
+                    min_width=160),
             columns(self.field("a"), self.field("b"), min_width=160),
             columns(self.field("hdi_prob"), self.field("seed"), min_width=160))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,

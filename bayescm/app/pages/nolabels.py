@@ -3,8 +3,8 @@
 The logic is :mod:`bayescm.app.nolabels_logic`.  Every edit re-reads the inputs and
 re-judges identifiability at once (no sampling); *Fit* starts a
 :class:`~bayescm.app.nolabels_logic.FitJob` whose stage is polled four times a second,
-and *Cancel* stops it.  A link to a fitted page (``fitted=1`` in the URL) fits again
-when opened.
+and *Cancel* stops it (:class:`~bayescm.app.pages._job.JobRunner`).  A link to a
+fitted page (``fitted=1`` in the URL) fits again when opened.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from bayescm.app.downloads import (
 )
 from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -41,7 +42,6 @@ PRIOR_HELP = ("One per line: <code>sensitivity A: beta(20, 4)</code>, "
               "<code>elicit:mode,lower,prob</code> (P(X &gt; lower) = prob), "
               "<code>pert:min,mode,max</code>. Default Beta(1, 1).")
 INPUTS = ("table", "priors", "dependence", "draws", "tune", "chains", "seed", "hdi_prob")
-POLL_MS = 250
 VERDICT_COLORS = {"data": "#1a7f37", "priors": "#9a6700", "none": "#cf222e"}
 
 
@@ -52,10 +52,6 @@ class NoLabels:
         self.notes = notes(INPUTS)
         self.state = keep_in_url(logic.NoLabelsState(), self.notes)
         self.built: logic.Built | None = None
-        self.job: logic.FitJob | None = None
-        self.done: logic.FitJob | None = None  # the job whose fit is shown (its file)
-        self.poller: Any = None
-        self.finishing = False
         self.result: logic.NoLabelsResult | None = None
         self.figure: Any = None
         s = self.state.param
@@ -69,40 +65,26 @@ class NoLabels:
             "dependence": pn.widgets.TextInput.from_param(
                 s.dependence, label="Conditionally dependent pairs", placeholder="A~B (or all)",
                 css_classes=["bcm-dependence"]),
-            "draws": pn.widgets.IntInput.from_param(s.draws, label="Draws per chain",
-                                                    css_classes=["bcm-draws"]),
-            "tune": pn.widgets.IntInput.from_param(s.tune, label="Tuning steps",
-                                                   css_classes=["bcm-tune"]),
-            "chains": pn.widgets.IntInput.from_param(s.chains, label="Chains",
-                                                     css_classes=["bcm-chains"]),
+            **sampler_widgets(self.state),
             "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
             "hdi_prob": pn.widgets.FloatInput.from_param(s.hdi_prob, label="HDI mass",
                                                          step=0.01, css_classes=["bcm-hdi"]),
         }
         self.verdict = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.fit_button = pn.widgets.Button(label="Fit (NUTS)", color="primary",
-                                            css_classes=["bcm-fit"], sizing_mode="fixed",
-                                            width=130)
-        self.cancel_button = pn.widgets.Button(label="Cancel", color="danger",
-                                               visible=False, css_classes=["bcm-cancel"],
-                                               sizing_mode="fixed", width=100)
-        self.bar = pn.indicators.Progress(value=0, max=100, visible=False,
-                                          sizing_mode="stretch_width")
-        self.progress = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.runner = JobRunner(self.make_job, self.show_result,
+                                summarising="checking convergence and the predictive check")
         self.convergence = pn.pane.HTML("", sizing_mode="stretch_width")
         self.table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.check = pn.pane.HTML("", sizing_mode="stretch_width")
         self.plot = figure_pane(name="posterior-plot")
-        self.fit_button.on_click(self.start)
-        self.cancel_button.on_click(self.cancel)
         self.state.param.watch(self.edited, list(INPUTS))
 
     # -- before sampling -------------------------------------------------------------------
     def edited(self, *_events: Any) -> None:
         """Re-read and re-judge; a previous fit no longer matches the inputs."""
-        self.cancel()
-        self.progress.object = ""
+        self.runner.cancel()
+        self.runner.progress.object = ""
         self.result = None
         self.outputs.visible = False
         self.state.fitted = False
@@ -112,7 +94,7 @@ class NoLabels:
             self.built = None
             show_error(self.notes, err)
             self.verdict.object = ""
-            self.fit_button.disabled = True
+            self.runner.set_ready(False)
             return
         clear_errors(self.notes)
         b = self.built
@@ -120,80 +102,25 @@ class NoLabels:
             f'<p style="color:{VERDICT_COLORS[b.identified]}"><b>Identifiability '
             f'(<span data-testid="identified">{b.identified}</span>).</b> '
             f'<span data-testid="identifiability">{html.escape(b.identifiability)}</span></p>')
-        self.fit_button.disabled = False
+        self.runner.set_ready(True)
 
     # -- sampling ----------------------------------------------------------------------------
-    def start(self, *_events: Any) -> None:
-        if self.built is None or self.job is not None:
-            return
-        self.forget()
-        self.job = logic.FitJob(logic.NoLabelsState.from_params(self.state)).start()
-        self.finishing = False
-        self.fit_button.disabled = True
-        self.cancel_button.visible = self.bar.visible = True
-        self.bar.value = 0
-        self.say(f"{logic.STAGES[0]} — starting")
-        self.poller = pn.state.add_periodic_callback(self.poll, period=POLL_MS)
+    def make_job(self) -> logic.FitJob | None:
+        if self.built is None:
+            return None
+        return logic.FitJob(logic.NoLabelsState.from_params(self.state))
 
-    def say(self, text: str) -> None:
-        self.progress.object = f'<p data-testid="progress">{html.escape(text)}</p>'
-
-    def stop(self) -> None:
-        if self.poller is not None:
-            self.poller.stop()
-            self.poller = None
-        self.job = None
-        self.cancel_button.visible = self.bar.visible = False
-        self.fit_button.disabled = self.built is None
-
-    def poll(self) -> None:
-        job = self.job
-        if job is None:
-            return
-        p = job.poll()
-        self.bar.value = round(100 * p.fraction)
-        self.say(f"{p.text} — {p.elapsed:.1f} s")
-        if p.state == "running":
-            return
-        if p.state == "done" and not self.finishing:
-            # summarising takes a second or two: say so first, do it on the next tick
-            self.finishing = True
-            self.say("checking convergence and the predictive check")
-            return
-        self.stop()
-        if p.state == "done":
-            self.done = job
-            self.result = job.result()
-            self.say(f"Fitted in {p.elapsed:.1f} s.")
-            self.show()
-            self.state.fitted = True
-        else:
-            self.say(f"The fit failed: {p.error}")
-
-    def cancel(self, *_events: Any) -> None:
-        if self.job is None:
-            return
-        self.job.discard()
-        self.stop()
-        self.say("Cancelled.")
-
-    def forget(self, *_args: Any) -> None:
-        """Delete the shown fit's file (a new fit replaces it, or the reader left)."""
-        if self.done is not None:
-            self.done.discard()
-            self.done = None
+    def show_result(self, result: logic.NoLabelsResult) -> None:
+        self.result = result
+        self.show()
+        self.state.fitted = True
 
     # -- results -------------------------------------------------------------------------------
     def show(self) -> None:
         res = self.result
         if res is None:
             return
-        color = "#1a7f37" if res.converged else "#9a6700"
-        lines = res.convergence.splitlines()
-        items = "".join(f"<li>{html.escape(x.lstrip('- '))}</li>" for x in lines[1:])
-        self.convergence.object = (
-            f'<div data-testid="convergence" style="color:{color}"><b>{html.escape(lines[0])}'
-            f"</b>{f'<ul>{items}</ul>' if items else ''}</div>")
+        self.convergence.object = convergence_html(res.convergence, res.converged)
         self.table.object = frame_html(res.summary.set_index(["parameter", "unit"]),
                                        "posterior")
         self.check.object = frame_html(res.check, "check", digits=3)
@@ -231,20 +158,20 @@ class NoLabels:
             columns(*(field(n) for n in ("draws", "tune", "chains")), min_width=120),
             columns(field("seed"), field("hdi_prob"), min_width=160))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
-                         self.verdict, pn.Row(self.fit_button, self.cancel_button), self.bar,
-                         self.progress, self.outputs, sizing_mode="stretch_width")
+                         self.verdict, self.runner.view(), self.outputs,
+                         sizing_mode="stretch_width")
 
 
 def build() -> Any:
     logic.warm()
     page = NoLabels()
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        pn.state.on_session_destroyed(lambda _ctx: (page.cancel(), page.forget()))
+        pn.state.on_session_destroyed(lambda _ctx: page.runner.close())
     linked = page.state.fitted  # opened from a link to a fitted page: fit again
     layout = page.view()
     page.edited()
     if linked and page.built is not None:
-        pn.state.onload(page.start)
+        pn.state.onload(page.runner.start)
     return layout
 
 

@@ -3,7 +3,10 @@
 The logic is :mod:`bayescm.app.upload_logic`.  The page says what the columns were read
 as, shows the analysis' tables (each downloadable) and, where another page carries the
 analysis on (Compare, No labels), links to it with the data's sufficient statistics in
-the link.  The file is not part of the URL; the column roles are.
+the link.  The file is not part of the URL; the column roles are.  Grouped cases
+(one or more group columns) can also be pooled: *Pool the groups* fits the hierarchical
+model in a :class:`~bayescm.app.nolabels_logic.FitJob`
+(:mod:`bayescm.app.groups_logic`; progress and cancel as on the No-labels page).
 """
 
 from __future__ import annotations
@@ -14,21 +17,33 @@ from typing import Any
 
 import panel as pn
 
+import bayescm as bcm
+from bayescm.app import groups_logic
 from bayescm.app import upload_logic as logic
-from bayescm.app.downloads import csv_download
+from bayescm.app.downloads import csv_download, netcdf_download
 from bayescm.app.layout import columns, section
+from bayescm.app.nolabels_logic import warm
 from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
 INTRO = (
     "Upload a CSV of predictions, one row per case: <code>y_true</code> (the true label, "
     "if known), one column per classifier, optionally <code>group</code> (metrics per "
-    "group) and <code>population</code> (unlabelled data from populations of different "
+    "group, pooled on request; several group columns: <code>sex, site</code>) and "
+    "<code>population</code> (unlabelled data from populations of different "
     "prevalence). Labelled cases of one classifier give its metrics, of several a paired "
     "comparison; without labels (or with some) you get the agreement table of the "
     "No-labels page. An empty cell is a missing result.")
 OPTIONS = ("truth", "group", "population", "positive", "seed")
+POOL_OPTIONS = ("pooled", "threshold", "draws", "tune", "chains")
+POOL_INTRO = (
+    "Small groups give wide intervals. The partially pooled model "
+    "(<code>bcm.models.groups</code>: each group's rates drawn around a common mean) "
+    "borrows strength across groups; it is fitted with NUTS (seconds to minutes). The "
+    "disparity of the TPR across groups (<code>bcm.analysis.disparity</code>) reports "
+    "P(gap &gt; threshold).")
 MAX_LINK = 8000
 """Longest query a link carries (a web server refuses far longer request lines)."""
 
@@ -37,7 +52,7 @@ class Upload:
     """The page for one browser session."""
 
     def __init__(self) -> None:
-        self.notes = notes(("file", *OPTIONS))
+        self.notes = notes(("file", *OPTIONS, *POOL_OPTIONS))
         self.state = keep_in_url(logic.UploadState(), self.notes)
         s = self.state.param
         self.file = pn.widgets.FileInput(accept=".csv,.tsv,.txt", multiple=False,
@@ -53,17 +68,36 @@ class Upload:
                 s.positive, label="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
             "seed": pn.widgets.IntInput.from_param(s.seed, label="Seed",
                                                    css_classes=["bcm-seed"]),
+            "pooled": pn.widgets.TextInput.from_param(
+                s.pooled, label="Classifier to pool (default: the first)",
+                css_classes=["bcm-pooled"]),
+            "threshold": pn.widgets.FloatInput.from_param(
+                s.threshold, label="Gap that matters (TPR)", step=0.01,
+                css_classes=["bcm-threshold"]),
+            **sampler_widgets(self.state),
         }
         self.found = pn.pane.HTML("<p>Choose a file.</p>", sizing_mode="stretch_width")
         self.results = pn.Column(sizing_mode="stretch_width")
         self.result: logic.UploadResult | None = None
+        self.pooled: groups_logic.PooledResult | None = None
+        self.runner = JobRunner(self.make_job, self.show_pooled, name="pool",
+                                label="Pool the groups (hierarchical model, NUTS)", width=330,
+                                summarising="summarising the pooled fit and the disparity")
+        self.pool_convergence = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.pool_table = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.disparity_table = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.pool_outputs = self.pool_results()
+        self.pool_section = self.pool_inputs()
+        self.pool_section.visible = False  # shown for grouped cases
         self.file.param.watch(self.update, "value")
         self.state.param.watch(self.update, list(OPTIONS))
+        self.state.param.watch(self.pool_edited, list(POOL_OPTIONS))
 
     def update(self, *_events: Any) -> None:
         data = self.file.value
         if data is None:
             return
+        self.pool_edited()
         try:
             self.result = logic.analyse(logic.read_csv(data),
                                         logic.UploadState.from_params(self.state))
@@ -72,6 +106,7 @@ class Upload:
             show_error(self.notes, err)
             self.found.object = "<p><i>No analysis: correct the input above.</i></p>"
             self.results.objects = []
+            self.pool_section.visible = False
             return
         clear_errors(self.notes)
         self.show(self.result)
@@ -104,19 +139,86 @@ class Upload:
                 frame_html(frame, name), sizing_mode="stretch_width"),
                 csv_download(lambda f=frame: f, f"{name}.csv", name=name)))
         self.results.objects = items
+        self.pool_section.visible = bool(res.sliced)
+        if res.sliced:
+            warm()  # the forkserver imports PyMC while the reader looks at the tables
+
+    # -- pooling the groups ----------------------------------------------------------------
+    def pool_edited(self, *_events: Any) -> None:
+        """A pooled fit shown or running no longer matches the inputs."""
+        self.runner.close()
+        self.runner.progress.object = ""
+        self.pooled = None
+        self.pool_outputs.visible = False
+
+    def make_job(self) -> Any:
+        res = self.result
+        if res is None or not res.sliced:
+            return None
+        state = logic.UploadState.from_params(self.state)
+        name = state.pooled or next(iter(res.sliced))
+        try:
+            if name not in res.sliced:
+                raise InputError("pooled", f"No classifier {name!r} in the file: choose one "
+                                           f"of {', '.join(res.sliced)}.")
+            job = groups_logic.job(res.sliced[name], res.tables["summary"].loc[name], state)
+        except InputError as err:
+            show_error(self.notes, err)
+            return None
+        clear_errors(self.notes)
+        return job
+
+    def show_pooled(self, result: groups_logic.PooledResult) -> None:
+        self.pooled = result
+        self.pool_convergence.object = convergence_html(result.convergence, result.converged,
+                                                        testid="pool-convergence")
+        self.pool_table.object = frame_html(result.pooled, "pooled")
+        self.disparity_table.object = frame_html(result.disparity, "disparity", digits=3)
+        self.pool_outputs.visible = True
+
+    def pool_inputs(self) -> Any:
+        return section("Pool the groups", pn.pane.HTML(f"<p>{POOL_INTRO}</p>",
+                                                       sizing_mode="stretch_width"),
+                       columns(*(self.field(n) for n in POOL_OPTIONS), min_width=130),
+                       self.runner.view(), self.pool_outputs)
+
+    def pool_results(self) -> Any:
+        def get(attr: str) -> Any:
+            return lambda: None if self.pooled is None else getattr(self.pooled, attr)
+
+        return pn.Column(
+            self.pool_convergence,
+            pn.pane.HTML("<p>TPR and TNR per group: pooled (hierarchical model) and exact "
+                         "(each group alone); posterior means and 95% HDIs.</p>",
+                         sizing_mode="stretch_width"),
+            self.pool_table,
+            pn.pane.HTML("<p>Disparity of the TPR: p_exceeds is P(gap &gt; threshold) "
+                         "(per group: P(|difference from the rest| &gt; threshold)).</p>",
+                         sizing_mode="stretch_width"),
+            self.disparity_table,
+            pn.FlexBox(csv_download(get("pooled"), "pooled.csv", name="pooled"),
+                       csv_download(get("disparity"), "disparity.csv", name="disparity"),
+                       netcdf_download(lambda: None if self.pooled is None
+                                       else bcm.load(self.pooled.path), "pooled-fit.nc",
+                                       name="pooled-fit")),
+            sizing_mode="stretch_width", visible=False)
+
+    def field(self, name: str) -> Any:
+        return pn.Column(self.w[name], self.notes[name], sizing_mode="stretch_width")
 
     def view(self) -> Any:
-        def field(name: str) -> Any:
-            return pn.Column(self.w[name], self.notes[name], sizing_mode="stretch_width")
-
         inputs = section("File", self.notes["url"], self.file, self.notes["file"],
-                         columns(*(field(n) for n in OPTIONS), min_width=150))
+                         columns(*(self.field(n) for n in OPTIONS), min_width=150))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
-                         self.found, self.results, sizing_mode="stretch_width")
+                         self.found, self.results, self.pool_section,
+                         sizing_mode="stretch_width")
 
 
 def build() -> Any:
-    return Upload().view()
+    page = Upload()
+    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        pn.state.on_session_destroyed(lambda _ctx: page.runner.close())
+    return page.view()
 
 
 PAGE = Page(slug="upload", title="Upload", order=40, build=build,
