@@ -185,3 +185,14 @@ def decode_confusion(payload: Mapping[str, list]) -> ConfusionMatrix:
         return ConfusionMatrix.from_slices(counts, slices,
                                            classifier=payload.get("sliced_classifier"))
     return ConfusionMatrix(*counts.T, classifier=list(payload["classifier"]))
+
+
+class ConfusionCodec:
+    """``encode_data`` / ``decode_data`` of a family whose data is a
+    :class:`~bayescm.data.ConfusionMatrix` (listed before ``Family`` in the bases)."""
+
+    def encode_data(self, data: ConfusionMatrix) -> dict:
+        return encode_confusion(data)
+
+    def decode_data(self, payload: Any) -> ConfusionMatrix:
+        return decode_confusion(payload)

@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
+    ConfusionCodec,
     as_confusion_matrix,
     check_proper,
     conjugate_kernel,
     counts_data,
     data_value,
-    decode_confusion,
-    encode_confusion,
 )
 from bayescm.models.family import (
     ClosedForm,
@@ -96,7 +95,7 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
     return ModelSpec("dirichlet_multinomial", cm, resolved)
 
 
-class DirichletMultinomial(Family):
+class DirichletMultinomial(ConfusionCodec, Family):
     r"""Caelen's family: :math:`\theta \mid D \sim \mathrm{Dirichlet}(\alpha + \text{counts})`."""
 
     name = "dirichlet_multinomial"
@@ -136,12 +135,6 @@ class DirichletMultinomial(Family):
             return None  # an improper prior has no draws
         g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
         return {"theta": g / g.sum(axis=-1, keepdims=True)}
-
-    def encode_data(self, data: ConfusionMatrix) -> dict:
-        return encode_confusion(data)
-
-    def decode_data(self, payload: Any) -> ConfusionMatrix:
-        return decode_confusion(payload)
 
 
 register_family(DirichletMultinomial(dirichlet_multinomial))

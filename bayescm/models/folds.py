@@ -31,13 +31,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS
 from bayescm.deprecation import renamed_kwargs
 from bayescm.models._spec import (
+    ConfusionCodec,
     as_confusion_matrix,
     counts_data,
-    decode_confusion,
-    encode_confusion,
     theta_from_rates,
 )
 from bayescm.models.family import Family, ModelSpec, attach, register_family
@@ -131,7 +130,7 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     return attach(model, ModelSpec("folds", cms, resolved))
 
 
-class Folds(Family):
+class Folds(ConfusionCodec, Family):
     """The hierarchical family of k folds: metrics for the mean rates and a new fold."""
 
     name = "folds"
@@ -172,12 +171,6 @@ class Folds(Family):
     def rebuild(self, data: Any, priors: Mapping[str, Any], options: Mapping[str, Any]
                 ) -> pm.Model:
         return folds(data, priors={name: per["all"] for name, per in priors.items()})
-
-    def encode_data(self, data: ConfusionMatrix) -> dict:
-        return encode_confusion(data)
-
-    def decode_data(self, payload: Any) -> ConfusionMatrix:
-        return decode_confusion(payload)
 
 
 register_family(Folds(folds))

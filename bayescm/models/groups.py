@@ -38,15 +38,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS
 from bayescm.models._groups_design import RATES, design, factors_of, spec_design
 from bayescm.models._groups_jags import jags_data, jags_inits, jags_monitors, jags_posterior
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
+    ConfusionCodec,
     as_confusion_matrix,
     counts_data,
-    decode_confusion,
-    encode_confusion,
     theta_from_rates,
 )
 from bayescm.models.family import (
@@ -187,7 +186,7 @@ def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
                      extra={"design": d})
 
 
-class Groups(Family):
+class Groups(ConfusionCodec, Family):
     """The groups family: partial pooling of the three rates over slices."""
 
     name = "groups"
@@ -290,12 +289,6 @@ class Groups(Family):
             f"{form}, σ ~ HalfNormal; θ = (TPR φ, (1 − TPR) φ, (1 − TNR)(1 − φ), "
             "TNR (1 − φ)) and each slice's counts ~ Multinomial(n, θ). Small slices are "
             "shrunk toward the mean of their levels.")
-
-    def encode_data(self, data: ConfusionMatrix) -> dict:
-        return encode_confusion(data)
-
-    def decode_data(self, payload: Any) -> ConfusionMatrix:
-        return decode_confusion(payload)
 
 
 register_family(Groups(groups))

@@ -23,17 +23,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from bayescm.data import CELLS, ConfusionMatrix
+from bayescm.data import CELLS
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
+    ConfusionCodec,
     as_confusion_matrix,
     beta_prior_draws,
     check_proper,
     conjugate_kernel,
     counts_data,
     data_value,
-    decode_confusion,
-    encode_confusion,
     rate,
     theta_from_rates,
     unit_dim,
@@ -158,7 +157,7 @@ def _posterior(counts: np.ndarray, prior: Mapping[str, tuple[np.ndarray, np.ndar
     return Conjugate(betas=betas, fixed={} if fixed is None else {"prevalence": fixed})
 
 
-class ThreeBeta(Family):
+class ThreeBeta(ConfusionCodec, Family):
     r"""The three-Beta family: independent Beta posteriors of prevalence, TPR and TNR.
 
     With Beta priors the multinomial likelihood factorises into
@@ -261,12 +260,6 @@ class ThreeBeta(Family):
             "TNR ~ Beta, independent; the cell probabilities are θ_tp = TPR φ, θ_fn = (1 − "
             "TPR) φ, θ_fp = (1 − TNR)(1 − φ), θ_tn = TNR (1 − φ), and the counts (tp, fn, "
             "fp, tn) ~ Multinomial(N, θ). Every metric is computed from θ draw by draw.")
-
-    def encode_data(self, data: ConfusionMatrix) -> dict:
-        return encode_confusion(data)
-
-    def decode_data(self, payload: Any) -> ConfusionMatrix:
-        return decode_confusion(payload)
 
 
 register_family(ThreeBeta(three_beta))
