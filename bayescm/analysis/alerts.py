@@ -28,7 +28,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.pooling import GROUP, group_slices, sliced_fit
+from bayescm.analysis.pooling import GROUP, as_levels, group_slices, sliced_fit
 from bayescm.analysis.slice_blocks import pooled_chunks
 from bayescm.data import CELLS
 from bayescm.scheduling import client_for
@@ -187,7 +187,7 @@ def alerts(
         raise ValueError(f"The slices have no time level {window!r} (levels: "
                          f"{list(fit.levels.columns)}); slice by time with "
                          "ConfusionMatrix.from_predictions(..., time=..., window='7D').")
-    series_by = () if by is None else ((by,) if isinstance(by, str) else tuple(by))
+    series_by = as_levels(by) or ()
     groups = group_slices(fit.levels, fit.n, [*series_by, window])
     flat = np.empty((len(groups.labels), *fit.theta.shape[:2]))
     with client_for(scheduler) as client:  # a chunk of draws at a time (or on Dask)

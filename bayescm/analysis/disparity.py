@@ -43,7 +43,7 @@ import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.analysis.disparity_draws import MEASURES, Plan, measures
-from bayescm.analysis.pooling import GROUP, group_slices, sliced_fit
+from bayescm.analysis.pooling import GROUP, as_levels, group_slices, sliced_fit
 from bayescm.analysis.slice_blocks import CHUNK_BYTES
 from bayescm.scheduling import client_for
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
@@ -201,12 +201,6 @@ def _group_rows(draws: xr.DataArray, hdi_prob: float, threshold: float | None = 
     return out
 
 
-def _by(by: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    if by is None:
-        return None
-    return (by,) if isinstance(by, str) else tuple(by)
-
-
 def disparity(
     idata: Any,
     metric: str = "tpr",
@@ -298,7 +292,7 @@ def disparity(
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}.")
     key = registry.get(metric).key
     fit = sliced_fit(idata)
-    by = _by(by)
+    by = as_levels(by)
     groups = group_slices(fit.levels, fit.n, by)
     if (~groups.frame["empty"]).sum() < 2:
         raise ValueError(f"Disparity needs at least two groups with cases; got "

@@ -43,8 +43,8 @@ from bayescm.data import CELLS
 from bayescm.slices import slice_label
 from bayescm.stats import SAMPLE_DIMS
 
-__all__ = ["Groups", "SlicedFit", "divide", "group_slices", "group_sums", "is_identity", "pool",
-           "pooled_theta", "rest", "rest_theta", "sliced_fit"]
+__all__ = ["Groups", "SlicedFit", "as_levels", "divide", "group_slices", "group_sums",
+           "is_identity", "pooled_theta", "rest_theta", "sliced_fit"]
 
 SLICE = "slice"
 GROUP = "group"
@@ -150,10 +150,11 @@ def group_slices(levels: pd.DataFrame, n: np.ndarray, by: Sequence[str] | None) 
     return Groups(codes, frame)
 
 
-def _label(values: np.ndarray, theta: xr.DataArray, labels: Sequence[str]) -> xr.DataArray:
-    return xr.DataArray(values, dims=(*SAMPLE_DIMS, GROUP, "cell"),
-                        coords={d: theta[d].values for d in (*SAMPLE_DIMS, "cell")}
-                        | {GROUP: list(labels)})
+def as_levels(by: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """``by=`` of the analyses as a tuple of level names (None stays None)."""
+    if by is None:
+        return None
+    return (by,) if isinstance(by, str) else tuple(by)
 
 
 def group_sums(theta: np.ndarray, n: np.ndarray, groups: Groups) -> np.ndarray:
@@ -218,19 +219,3 @@ def rest_theta(sums: np.ndarray, n_g: np.ndarray, *, total: np.ndarray | None = 
     whole = sums.sum(axis=-2, keepdims=True) if total is None else total[..., None, :]
     n_all = float(n_g.sum()) if n_all is None else n_all
     return divide(whole - sums, n_all - n_g)
-
-
-def pool(fit: SlicedFit, groups: Groups) -> xr.DataArray:
-    r"""Per draw, each group's :math:`\theta_G` (case-count-weighted mixture of its
-    slices); dims (chain, draw, group, cell).  Holds every draw: the analyses use
-    :func:`pooled_theta` on chunks of draws."""
-    return _label(pooled_theta(fit.theta.values, fit.n, groups), fit.theta, groups.labels)
-
-
-def rest(fit: SlicedFit, groups: Groups) -> xr.DataArray:
-    r"""Per draw, the :math:`\theta` of every slice *outside* each group (the rest),
-    weighted by case counts: :math:`(\sum_s n_s\theta_s - \sum_{s \in g} n_s
-    \theta_s) / (N - N_g)`; dims (chain, draw, group, cell)."""
-    sums = group_sums(fit.theta.values, fit.n, groups)
-    return _label(rest_theta(sums, groups.frame["n"].to_numpy(dtype=float)), fit.theta,
-                  groups.labels)
