@@ -13,15 +13,23 @@ This is the one module that talks to nutpie and ``pm.sample``.
 * :func:`sample_pymc` is plain ``pm.sample``.
 
 Each returns ``(draws, sample_stats)``: arrays ``(chain, draw, *shape)`` by name
-and a Dataset of per-draw statistics with ``diverging``.
+and a Dataset of per-draw statistics with ``diverging``.  Each takes ``progress``, a
+function of ``(done, total)`` called while it samples (draws of all chains, tuning
+included) at most every :data:`PROGRESS_SECONDS`, and once at the end with
+``done == total``: what a web page or a job queue shows instead of a progress bar.
+nutpie reports its draws only through its background sampler, whose counts are read
+from its trace so far (``inspect``, milliseconds); a nutpie without it samples
+without reports between the start and the end.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,7 +38,11 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm.models.family import Kernel
 
-__all__ = ["EngineNotice", "kernel_supported", "sample_kernel", "sample_nutpie", "sample_pymc"]
+__all__ = ["PROGRESS_SECONDS", "EngineNotice", "kernel_supported", "sample_kernel",
+           "sample_nutpie", "sample_pymc"]
+
+PROGRESS_SECONDS = 0.25  # at most four reports a second: a page polls at that rate
+Progress = Callable[[int, int], None]
 
 # The CompiledPyMCModel fields bayescm fills in (nutpie 0.15 and 0.16).
 _KERNEL_FIELDS = frozenset({
@@ -65,10 +77,10 @@ def _nuts_kwargs(target_accept: float | None) -> dict[str, Any]:
 
 
 def sample_kernel(kernel: Kernel, *, draws: int, tune: int, chains: int, seed: int,
-                  progressbar: bool, target_accept: float | None
+                  progressbar: bool, target_accept: float | None,
+                  progress: Progress | None = None
                   ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
     """nutpie's NUTS on a compiled density."""
-    import nutpie
     from nutpie.compile_pymc import CompiledPyMCModel
 
     user_data = np.ascontiguousarray(kernel.user_data, dtype=float)
@@ -89,8 +101,9 @@ def sample_kernel(kernel: Kernel, *, draws: int, tune: int, chains: int, seed: i
         expand_func=None, _n_dim=n_dim, _shapes=dict(zip(names, shapes, strict=True)),
         _coords={}, dims={},
     )
-    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
-                          progress_bar=progressbar, **_nuts_kwargs(target_accept))
+    trace = _nutpie_sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                           progressbar=progressbar, target_accept=target_accept,
+                           progress=progress)
     posterior = idata_mod.group(trace, "posterior")
     out = {name: posterior[name].values.reshape(chains, draws, *shape)
            for name, shape in zip(names, shapes, strict=True)}
@@ -116,31 +129,95 @@ def _compiled_nutpie(model: Any, key: Any) -> Any:
 
 
 def sample_nutpie(model: Any, *, structure: Any, draws: int, tune: int, chains: int,
-                  seed: int, progressbar: bool, target_accept: float | None
+                  seed: int, progressbar: bool, target_accept: float | None,
+                  progress: Progress | None = None
                   ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
     """nutpie's own compilation of the PyMC model (cached by ``structure`` when given)."""
-    import nutpie
-
     compiled = _compiled_nutpie(model, structure)
-    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
-                          progress_bar=progressbar, **_nuts_kwargs(target_accept))
+    trace = _nutpie_sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
+                           progressbar=progressbar, target_accept=target_accept,
+                           progress=progress)
     return (_arrays(idata_mod.group(trace, "posterior")),
             _stats(idata_mod.group(trace, "sample_stats")))
 
 
 def sample_pymc(model: Any, *, draws: int, tune: int, chains: int, seed: int,
-                progressbar: bool, target_accept: float | None
+                progressbar: bool, target_accept: float | None,
+                progress: Progress | None = None
                 ) -> tuple[dict[str, np.ndarray], xr.Dataset]:
     """Plain ``pm.sample`` (its own convergence checks off: fit runs bayescm's)."""
     import pymc as pm
 
+    report = _Reporter(progress, chains * (draws + tune)) if progress is not None else None
     with model, warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=UserWarning, module="pymc")
         trace = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                           progressbar=progressbar, compute_convergence_checks=False,
+                          callback=None if report is None else report.draw,
                           **_nuts_kwargs(target_accept))
+    if report is not None:
+        report.end()
     return (_arrays(idata_mod.group(trace, "posterior")),
             _stats(idata_mod.group(trace, "sample_stats")))
+
+
+class _Reporter:
+    """Counts ``pm.sample``'s draws (its callback runs once per draw of every chain)
+    and passes them on at most every :data:`PROGRESS_SECONDS`."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress, self.total, self.done, self.last = progress, total, 0, 0.0
+
+    def draw(self, **_: Any) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_SECONDS:
+            self.last = now
+            self.progress(self.done, self.total)
+
+    def end(self) -> None:
+        self.progress(self.total, self.total)
+
+
+def _nutpie_sample(compiled: Any, *, draws: int, tune: int, chains: int, seed: int,
+                   progressbar: bool, target_accept: float | None,
+                   progress: Progress | None) -> Any:
+    """``nutpie.sample``; with ``progress``, in the background, reporting its draws."""
+    import nutpie
+
+    kwargs = {"draws": draws, "tune": tune, "chains": chains, "seed": seed,
+              **_nuts_kwargs(target_accept)}
+    if progress is None:
+        return nutpie.sample(compiled, progress_bar=progressbar, **kwargs)
+    total = chains * (draws + tune)
+    sampler = nutpie.sample(compiled, progress_bar=False, blocking=False, **kwargs)
+    inner = getattr(sampler, "_sampler", None)
+    if hasattr(inner, "wait") and hasattr(inner, "inspect"):
+        try:
+            while True:
+                try:
+                    inner.wait(PROGRESS_SECONDS)
+                    break
+                except TimeoutError:  # still sampling
+                    done = _nutpie_draws(inner)
+                    if done is not None:
+                        progress(min(done, total), total)
+        except BaseException:
+            sampler.cancel()
+            raise
+    trace = sampler.wait()
+    progress(total, total)
+    return trace
+
+
+def _nutpie_draws(inner: Any) -> int | None:
+    """Draws of all chains so far (tuning included; None if nutpie cannot tell)."""
+    try:
+        _, stats = inner.inspect().get_arrow_trace()
+        return int(sum(sum(b.num_rows for b in (c if isinstance(c, list) else [c]))
+                       for c in stats))
+    except Exception:  # a nutpie whose trace reads differently: no count, same draws
+        return None
 
 
 def _arrays(posterior: xr.Dataset) -> dict[str, np.ndarray]:

@@ -22,13 +22,14 @@ runs the same convergence check.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -43,10 +44,26 @@ if TYPE_CHECKING:
     import arviz as az
     import pymc as pm
 
-__all__ = ["ENGINES", "SAMPLERS", "fit", "fit_closed_form"]
+__all__ = ["ENGINES", "FIT_STAGES", "SAMPLERS", "FitProgress", "fit", "fit_closed_form"]
 
 SAMPLERS = ("nuts", "exact")
 ENGINES = ("auto", "nutpie", "pymc")
+# what fit does, in order (FitProgress.stage); each later one takes a fraction of sampling
+FIT_STAGES = ("sampling", "predictive", "prior", "log_likelihood", "convergence")
+
+
+class FitProgress(NamedTuple):
+    """Where :func:`fit` stands, passed to its ``progress`` function.
+
+    ``stage`` is one of :data:`FIT_STAGES`.  While sampling, ``done`` and ``total``
+    count the draws of all chains, tuning included (``total = chains * (tune +
+    draws)``), reported at most four times a second; each later stage is reported
+    once, as it starts, with ``done = 0, total = 1``.
+    """
+
+    stage: str
+    done: int
+    total: int
 
 
 def fit(
@@ -66,6 +83,7 @@ def fit(
     strict: bool = False,
     progressbar: bool = False,
     target_accept: float | None = None,
+    progress: Callable[[FitProgress], None] | None = None,
 ) -> az.InferenceData:
     r"""Sample a bayescm model and return a complete ``arviz.InferenceData``.
 
@@ -113,6 +131,11 @@ def fit(
         divergences.  A family may ask for more (its ``target_accept``: 0.99 for the
         hierarchical ``groups``, whose scales of few levels curve the posterior).
         Other models get the engine's default.
+    progress
+        Called with a :class:`FitProgress` as sampling advances and as each later
+        stage starts: what a web page or a job queue shows instead of
+        ``progressbar`` (the web app's fits report their draws this way).  It runs in
+        the sampling thread: keep it quick (e.g. put the value on a queue).
 
     Returns
     -------
@@ -167,11 +190,13 @@ def fit(
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)
     conj = family.conjugate(model, spec) if pristine else None
+    stage = _stages(progress)
     if sampler == "exact":
         if conj is None:
             raise ValueError(_no_exact_reason(model, family))
         posterior, stats = _draw_exact(conj, draws, chains, np.random.default_rng(seeds[0]))
         used_engine = "exact"
+        stage("sampling", chains * draws, chains * draws)
     else:
         if target_accept is None and spec is not None:
             target_accept = getattr(family, "target_accept", None) or 0.9
@@ -179,6 +204,7 @@ def fit(
             model, family if pristine else None, conj, engine, draws=draws, tune=tune,
             chains=chains, seed=int(seeds[0]), progressbar=progressbar,
             target_accept=target_accept,
+            progress=None if progress is None else functools.partial(stage, "sampling"),
         )
     post = draws_mod.complete(posterior, model, family, spec, conj)
     parameters = _parameters(model, family, spec, post)
@@ -191,12 +217,15 @@ def fit(
     if observed is not None:
         groups["observed_data"] = xr.Dataset({"counts": observed})
     if observed is not None and predictive:
+        stage("predictive")
         n = observed.sum(observed.dims[1:])  # cases per unit (classifier, population)
         groups["posterior_predictive"] = draws_mod.predictive(post, n, pred_rng, keys,
                                                               family, spec)
         if predictive_n is not None:
             groups["predictions"] = draws_mod.predictive(
                 post, xr.full_like(n, int(predictive_n)), pred_rng, keys, family, spec)
+    if prior and pristine:
+        stage("prior")
     prior_ds = (draws_mod.prior_draws(model, family, spec, draws, chains, pred_rng)
                 if prior and pristine else None)
     if prior_ds is not None:
@@ -205,6 +234,7 @@ def fit(
             groups["prior_predictive"] = draws_mod.predictive(
                 prior_ds, observed.sum(observed.dims[1:]), pred_rng, [], family, spec)
     if pristine:
+        stage("log_likelihood")
         groups["log_likelihood"] = draws_mod.log_likelihood(post, observed, family, spec,
                                                             log_likelihood)
     groups = {k: v for k, v in groups.items() if v is not None}
@@ -214,7 +244,16 @@ def fit(
     if sampler != "exact":
         # the convergence check keeps its own cost to a share of the fit (ARVIZ_MAX_SHARE)
         attrs["fit_seconds"] = round(time.perf_counter() - fit_start, 4)
+    stage("convergence")
     return _finish(groups, attrs, parameters, strict)
+
+
+def _stages(progress: Callable[[FitProgress], None] | None) -> Callable[..., None]:
+    """``stage(name, done=0, total=1)``: report to ``progress`` (nothing without one)."""
+    def stage(name: str, done: int = 0, total: int = 1) -> None:
+        if progress is not None:
+            progress(FitProgress(name, int(done), int(total)))
+    return stage
 
 
 def fit_closed_form(

@@ -110,16 +110,35 @@ def test_unreadable_lines_name_their_field(state, where) -> None:
     assert caught.value.field == where
 
 
+def test_job_reports_the_draws_while_sampling_and_cancels_mid_way(tmp_path) -> None:
+    """A fit of 2 x 1,001,000 draws takes far longer than the quarter second between
+    reports: the page sees the draws counted mid-way, then Cancel ends the child."""
+    state = nl.NoLabelsState(draws=1_000_000, tune=1000, chains=2, seed=3)
+    job = nl.FitJob(state, directory=tmp_path).start()
+    deadline = time.monotonic() + 120
+    while (p := job.poll()).state == "running" and not 0 < p.done < p.total:
+        assert time.monotonic() < deadline, p
+        time.sleep(0.05)
+    assert p.state == "running" and p.total == 2 * 1_001_000, p
+    assert p.text == f"sampling (NUTS): {p.done:,} of {p.total:,} draws (tuning included)"
+    assert 0.1 < p.fraction < 0.8
+    assert job.cancel().state == "cancelled"
+    assert not job._process.is_alive()
+    job.discard()
+
+
 def test_job_reports_progress_and_gives_the_fit_of_the_same_seed(tmp_path) -> None:
     state = nl.NoLabelsState(draws=150, tune=150, chains=2, seed=3, dependence="A~B",
                              priors="sensitivity A: beta(20, 4)")
     job = nl.FitJob(state, directory=tmp_path).start()
-    seen = set()
+    seen = []
     while (p := job.poll()).state == "running":
-        seen.add(p.text)
+        seen.append(p)
         time.sleep(0.05)
     assert p.state == "done", p.error
-    assert p.fraction == 1.0 and seen <= set(nl.STAGES)
+    assert all(q.text.startswith(nl.STAGES[q.stage]) for q in seen)
+    shares = [q.fraction for q in seen] + [p.fraction]
+    assert shares == sorted(shares) and shares[-1] == 1.0
     result = job.result()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -44,6 +44,7 @@ from bayescm.agreement_cells import parse_cell
 from bayescm.app.downloads import new_figure
 from bayescm.app.one_classifier_logic import parse_prior
 from bayescm.app.pages_common import InputError, PageState, field, message_of, read_table
+from bayescm.inference import FitProgress
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -269,18 +270,48 @@ def summarise(idata: Any, path: Path, *, hdi_prob: float = 0.95) -> NoLabelsResu
 @dataclasses.dataclass(frozen=True)
 class Progress:
     """Where a :class:`FitJob` stands: stage index into :data:`STAGES`, its words,
-    seconds since start, and ``state``: running, done, failed or cancelled."""
+    seconds since start, and ``state``: running, done, failed or cancelled.
+
+    While sampling, ``done`` and ``total`` count the draws of all chains, tuning
+    included (:class:`bayescm.inference.FitProgress`), and ``step`` names fit's later
+    stage once sampling is over (``"predictive"``, ... :data:`FIT_WORDS`)."""
 
     stage: int
     text: str
     elapsed: float
     state: str
     error: str = ""
+    done: int = 0
+    total: int = 0
+    step: str = ""
 
     @property
     def fraction(self) -> float:
-        """Share of the stages completed (1 when done)."""
-        return 1.0 if self.state == "done" else self.stage / (len(STAGES) - 1)
+        """Share of the work done (1 when done): building a tenth, the draws seven
+        tenths, fit's later stages and saving a tenth each."""
+        if self.state == "done":
+            return 1.0
+        if self.stage == 1:
+            if self.step:
+                return 0.8 + 0.1 * (_FIT_STEPS.index(self.step) + 1) / (len(_FIT_STEPS) + 1)
+            return 0.1 + 0.7 * (self.done / self.total if self.total else 0.0)
+        return (0.0, 0.8, 0.9, 1.0)[self.stage]
+
+
+# what the page says for fit's stages after sampling (bayescm.inference.FIT_STAGES)
+FIT_WORDS = {"predictive": "posterior predictive draws", "prior": "prior draws",
+             "log_likelihood": "log-likelihood per case", "convergence": "convergence check"}
+_FIT_STEPS = tuple(FIT_WORDS)
+
+
+def _progress_text(stage: int, done: int, total: int, step: str) -> str:
+    if stage != 1:
+        return STAGES[stage]
+    if step:
+        return f"{STAGES[1]} done; {FIT_WORDS[step]}"
+    if not total:
+        return STAGES[1]
+    return f"{STAGES[1]}: {done:,} of {total:,} draws (tuning included)"
 
 
 def _model_of(state: NoLabelsState) -> pm.Model:
@@ -289,8 +320,17 @@ def _model_of(state: NoLabelsState) -> pm.Model:
     return build(state).model
 
 
+def _report(messages: Any, p: FitProgress) -> None:
+    """Pass fit's progress to the parent (draws while sampling, then fit's stages)."""
+    if p.stage == "sampling":
+        messages.put(("draws", (p.done, p.total)))
+    else:
+        messages.put(("step", p.stage))
+
+
 def _worker(make_model: Callable[[], pm.Model], state: Any, path: str, messages: Any) -> None:
-    """Build, sample and save in the child process, reporting each stage."""
+    """Build, sample and save in the child process, reporting each stage and, while
+    sampling, the draws made so far."""
     try:
         messages.put(("stage", 0))
         with warnings.catch_warnings():
@@ -298,7 +338,8 @@ def _worker(make_model: Callable[[], pm.Model], state: Any, path: str, messages:
             model = make_model()
             messages.put(("stage", 1))
             idata = bcm.fit(model, draws=state.draws, tune=state.tune, chains=state.chains,
-                            random_seed=state.seed)
+                            random_seed=state.seed,
+                            progress=functools.partial(_report, messages))
         messages.put(("stage", 2))
         bcm.save(idata, path)
         messages.put(("done", path))
@@ -361,6 +402,8 @@ class FitJob:
         self._messages: Any = None
         self._start = 0.0
         self._stage = 0
+        self._draws = (0, 0)
+        self._step = ""
         self._status = "new"
         self._error = ""
         self._result: Any = None
@@ -394,12 +437,18 @@ class FitJob:
                     self._status, self._error = "failed", "The sampler stopped unexpectedly."
                 break
             self._take(kind, value)
-        return Progress(self._stage, STAGES[self._stage], time.perf_counter() - self._start,
-                        self._status, self._error)
+        done, total = self._draws
+        return Progress(self._stage, _progress_text(self._stage, done, total, self._step),
+                        time.perf_counter() - self._start, self._status, self._error,
+                        done, total, self._step if self._stage == 1 else "")
 
     def _take(self, kind: str, value: Any) -> None:
         if kind == "stage":
             self._stage = int(value)
+        elif kind == "draws":
+            self._draws = (int(value[0]), int(value[1]))
+        elif kind == "step":
+            self._step = str(value)
         elif kind == "done":
             self._stage, self._status = len(STAGES) - 1, "done"
         else:
