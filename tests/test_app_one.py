@@ -3,7 +3,9 @@
 Every comparison is against an independent call of the public API with the same input
 and seed (``bcm.fit(..., sampler="exact")``, ``bcm.summary``, ``bcm.analysis``,
 ``bcm.exact``, ``bcm.priors``): the page draws the same exact posterior, so the
-numbers agree exactly, not within Monte Carlo error.
+numbers agree exactly, not within Monte Carlo error.  The K-class priors are also
+checked against the conjugate Dirichlet posterior's closed-form means, within the
+Monte Carlo error of the page's draws.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bayescm as bcm
 from bayescm.app import one_classifier_logic as logic
@@ -199,6 +203,28 @@ def test_k_class_priors_from_text_are_the_library_priors():
         logic.k_prior("mean:0.5,0.5", "prevalence", empty)  # no weight
     with pytest.raises(bcm.PriorError, match="Cannot read the numbers"):
         logic.k_prior("dirichlet:1,x", "prevalence", empty)
+
+
+_NUMBER = st.sampled_from(["0", "1", "0.5", "0.2", "0.3", "8", "-2", "1e400", "nan", " 2 "])
+_ROWS = st.lists(st.lists(_NUMBER, min_size=1, max_size=4).map(",".join), max_size=4).map(";".join)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None)
+@given(head=st.sampled_from(["dirichlet", "mean", "diagonal", "flat", "jeffreys", "perks",
+                             "Dirichlet", "beta", ""]),
+       rows=_ROWS, weight=st.sampled_from(["", ";weight:10", ";weight:0", ";weight:1,2"]),
+       noise=st.sampled_from(["", "", "", "x", ":", ";;", "\t"]),
+       name=st.sampled_from(logic.K_PRIORS))
+def test_any_typed_k_class_prior_is_a_prior_or_the_library_error(head, rows, weight, noise,
+                                                                 name):
+    """Whatever is typed, the field gets a Dirichlet the family accepts or a PriorError
+    (a user's message), never another exception (which the page would show as a bug)."""
+    text = f"{head}:{rows}{weight}{noise}"
+    try:
+        prior = logic.k_prior(text, name, MC)
+    except bcm.PriorError:
+        return
+    assert isinstance(prior, bcm.priors.Dirichlet) and prior.shape[-1] == MC.n_classes
 
 
 def test_k_class_analysis_with_priors_is_the_library_fit_and_the_closed_form():
