@@ -3,7 +3,9 @@
 Every comparison is against an independent call of the public API with the same input
 and seed (``bcm.fit(..., sampler="exact")``, ``bcm.summary``, ``bcm.analysis``,
 ``bcm.exact``, ``bcm.priors``): the page draws the same exact posterior, so the
-numbers agree exactly, not within Monte Carlo error.
+numbers agree exactly, not within Monte Carlo error.  The K-class priors are also
+checked against the conjugate Dirichlet posterior's closed-form means, within the
+Monte Carlo error of the page's draws.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bayescm as bcm
 from bayescm.app import one_classifier_logic as logic
@@ -153,3 +157,141 @@ def test_the_density_is_the_library_plot_and_a_bad_metric_says_so():
         bcm.plots.metric_posterior(page.analysis.idata, "foo")
     assert page.notes["density"].text == message(err.value)
     assert page.density.object == ""
+
+
+# -- K-class priors ----------------------------------------------------------------------
+MC = logic.matrix("multiclass", text=logic.EXAMPLE_MATRIX)  # cat, dog, bird; 55, 50, 33 cases
+K_TEXTS = {"prevalence": "mean:0.5,0.3,0.2;weight:20", "rows": "diagonal:8,1"}
+
+
+def _library_error(call):
+    with pytest.raises(bcm.PriorError) as err:
+        call()
+    return str(err.value)
+
+
+def test_k_class_priors_from_text_are_the_library_priors():
+    D = bcm.priors.Dirichlet
+    family = bcm.models.family.default_family("multiclass")
+    assert set(logic.K_PRIORS) == set(family.default_priors)  # the family's own names
+    read = {t: logic.parse_k_prior(t, "rows", 3) for t in (
+        "dirichlet:2", "Dirichlet: 1, 2, 3", "dirichlet:5,1,1;1,5,1;1,1,5", "flat", "jeffreys",
+        "perks", "mean:0.6,0.3,0.1;weight:10", "mean:0.8,0.1,0.1;0.1,0.8,0.1;0.2,0.2,0.6;weight:5",
+        "diagonal:8,1")}
+    assert list(read.values()) == [
+        D((2, 2, 2)), bcm.priors.coerce("dirichlet:1,2,3"), D([[5, 1, 1], [1, 5, 1], [1, 1, 5]]),
+        D.flat(3), D.jeffreys(3), D.perks(3),
+        bcm.priors.dirichlet_from_mean([0.6, 0.3, 0.1], 10),
+        bcm.priors.dirichlet_from_mean([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]], 5),
+        D.diagonal(3, correct=8, wrong=1)]
+    assert read["mean:0.6,0.3,0.1;weight:10"].elicited.startswith("dirichlet_from_mean")
+    # the library's messages: the elicitation helper, the family's resolution and its
+    # propriety check, the Dirichlet itself
+    assert _library_error(lambda: logic.k_prior("mean:0.5,0.3,0.3;weight:9", "rows", MC)) == \
+        _library_error(lambda: bcm.priors.dirichlet_from_mean([0.5, 0.3, 0.3], 9))
+    for name, text, prior in [("prevalence", "dirichlet:1,2", (1, 2)),
+                              ("prevalence", "diagonal:8,1", D.diagonal(3, correct=8, wrong=1)),
+                              ("rows", "dirichlet:1,1;1,1", [[1, 1], [1, 1]])]:
+        assert _library_error(lambda n=name, t=text: logic.k_prior(t, n, MC)) == _library_error(
+            lambda n=name, p=prior: bcm.models.multiclass_rows(MC, priors={n: p}))
+    empty = logic.matrix("multiclass", text="a,b; 0,0; 3,4")
+    assert _library_error(lambda: logic.k_prior("dirichlet:0", "prevalence", empty)) == \
+        _library_error(lambda: bcm.models.multiclass_rows(empty, priors={"prevalence": (0, 0)}))
+    assert _library_error(lambda: logic.k_prior("dirichlet:-1", "rows", MC)) == \
+        _library_error(lambda: D((-1, -1, -1)))
+    with pytest.raises(bcm.PriorError, match="write dirichlet:c"):
+        logic.k_prior("mean:0.5,0.5", "prevalence", empty)  # no weight
+    with pytest.raises(bcm.PriorError, match="Cannot read the numbers"):
+        logic.k_prior("dirichlet:1,x", "prevalence", empty)
+
+
+_NUMBER = st.sampled_from(["0", "1", "0.5", "0.2", "0.3", "8", "-2", "1e400", "nan", " 2 "])
+_ROWS = st.lists(st.lists(_NUMBER, min_size=1, max_size=4).map(",".join), max_size=4).map(";".join)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None)
+@given(head=st.sampled_from(["dirichlet", "mean", "diagonal", "flat", "jeffreys", "perks",
+                             "Dirichlet", "beta", ""]),
+       rows=_ROWS, weight=st.sampled_from(["", ";weight:10", ";weight:0", ";weight:1,2"]),
+       noise=st.sampled_from(["", "", "", "x", ":", ";;", "\t"]),
+       name=st.sampled_from(logic.K_PRIORS))
+def test_any_typed_k_class_prior_is_a_prior_or_the_library_error(head, rows, weight, noise,
+                                                                 name):
+    """Whatever is typed, the field gets a Dirichlet the family accepts or a PriorError
+    (a user's message), never another exception (which the page would show as a bug)."""
+    text = f"{head}:{rows}{weight}{noise}"
+    try:
+        prior = logic.k_prior(text, name, MC)
+    except bcm.PriorError:
+        return
+    assert isinstance(prior, bcm.priors.Dirichlet) and prior.shape[-1] == MC.n_classes
+
+
+def test_k_class_analysis_with_priors_is_the_library_fit_and_the_closed_form():
+    priors = {r: logic.k_prior(t, r, MC) for r, t in K_TEXTS.items()}
+    metrics = ["prevalence", "tpr", "f1_macro", "kappa"]
+    got = logic.analyse(MC, priors=priors, metrics=metrics, seed=2)
+    # the library's own fit of multiclass_rows(data, priors=...) with the same seed draws
+    # the same exact posterior: equal tables, not merely close
+    idata = bcm.fit(bcm.models.multiclass_rows(MC, priors=priors), sampler="exact",
+                    draws=logic.DRAWS, chains=4, random_seed=2)
+    pd.testing.assert_frame_equal(got.table, bcm.summary(idata, metrics=metrics))
+    pd.testing.assert_frame_equal(got.deception, bcm.analysis.deception(idata))
+    # and the conjugate closed form: recall_a ~ Beta(b_aa + n_aa, sum_{j != a} b_aj + n_aj),
+    # mean (b_aa + n_aa) / (sum_j b_aj + n_a) with diagonal b = 8, off it 1; prevalence_a
+    # ~ Beta(alpha_a + n_a, ...), mean (alpha_a + n_a) / (sum alpha + N), alpha = 20 * mean.
+    # The page's mean of 4 x 5,000 i.i.d. draws has sd sqrt(m (1 - m) / (s + 1)) / sqrt(20000)
+    # for a Beta of mean m and total s; 5 such sd bound the error (p ~ 6e-7).
+    counts = MC.counts[0]
+    alpha = np.array([10.0, 6.0, 4.0])
+    n_draws = 4 * logic.DRAWS
+    for a, label in enumerate(MC.labels):
+        for metric, m, s in [("tpr", (8 + counts[a, a]) / (10 + counts[a].sum()),
+                              10 + counts[a].sum()),
+                             ("prevalence", (alpha[a] + counts[a].sum()) / (20 + counts.sum()),
+                              20 + counts.sum())]:
+            sd = np.sqrt(m * (1 - m) / (s + 1) / n_draws)
+            shown = got.table.loc[(logic.CLASSIFIER, label, metric), "mean"]
+            assert abs(shown - m) < 5 * sd, (label, metric, shown, m)
+    # the prior matters here: the flat prior's recall of dog, 41/53, is 0.026 (over 70 sd)
+    # from this one's 48/60
+    assert abs(got.table.loc[(logic.CLASSIFIER, "dog", "tpr"), "mean"] - 41 / 53) > 0.02
+    # the NetCDF download fits multiclass_rows with the same priors: the same draws
+    np.testing.assert_array_equal(got.fit().posterior["rows"].values,
+                                  idata.posterior["rows"].values)
+
+
+def test_the_page_takes_k_class_priors_and_shows_their_errors():
+    from urllib.parse import parse_qs, urlencode
+
+    from bayescm.app import state
+    from bayescm.app.pages.one_classifier import State
+
+    page = OneClassifier()
+    assert page.binary_priors.visible and not page.k_priors.visible
+    page.state.param.update(kind="multiclass", metrics=["tpr", "acc"],
+                            **{f"kprior_{r}": t for r, t in K_TEXTS.items()})
+    assert page.k_priors.visible and not page.binary_priors.visible
+    priors = {r: logic.k_prior(t, r, MC) for r, t in K_TEXTS.items()}
+    idata = bcm.fit(bcm.models.multiclass_rows(MC, priors=priors), sampler="exact",
+                    draws=logic.DRAWS, chains=4, random_seed=1)
+    table = bcm.summary(idata, metrics=["tpr", "acc"])
+    shown = _numbers(page.results.object)
+    for label in MC.labels:
+        want = table.loc[(logic.CLASSIFIER, label, "tpr"), "mean"]
+        assert shown[f"tpr-{label}-mean"] == f"{want:.3f}"
+    assert "dirichlet_from_mean" in page.prior_text.object
+
+    page.state.kprior_rows = "dirichlet:1,2"  # two concentrations for three classes
+    want = _library_error(lambda: bcm.models.multiclass_rows(MC, priors={"rows": (1, 2)}))
+    assert page.notes["kprior-rows"].text == want and page.notes["kprior-prevalence"].text == ""
+    assert page.analysis is None and "No results" in page.results.object
+    page.state.kind = "binary"  # the K-class note goes with its fields
+    assert page.notes["kprior-rows"].text == "" and page.analysis is not None
+
+    # the fields are page state: a link's query string restores them
+    query = urlencode({f"kprior_{r}": t for r, t in K_TEXTS.items()}, safe=",;")
+    restored = State()
+    parsed = {k: v[-1] for k, v in parse_qs(query).items()}
+    assert state.restore(restored, parsed, list(parsed)) == []
+    assert {r: getattr(restored, f"kprior_{r}") for r in logic.K_PRIORS} == K_TEXTS

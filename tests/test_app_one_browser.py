@@ -106,3 +106,44 @@ def test_a_shared_url_restores_the_page(open_page, tmp_path):
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 2
     screenshot(page, tmp_path, "restored-phone")
+
+
+K_MATRIX = "a,b,c;9,1,0;2,7,1;0,3,8"
+K_PRIORS = {"kprior_prevalence": "mean:0.5,0.3,0.2;weight:20", "kprior_rows": "diagonal:8,1"}
+
+
+def test_a_shared_url_restores_a_k_class_prior(open_page, tmp_path):
+    query = urllib.parse.urlencode({"kind": "multiclass", "matrix": K_MATRIX,
+                                    "metrics": "tpr,acc", **K_PRIORS}, safe=",;")
+    page = open_page(f"one?{query}")
+    mc = logic.matrix("multiclass", text=K_MATRIX)
+    priors = {"prevalence": bcm.priors.dirichlet_from_mean([0.5, 0.3, 0.2], 20),
+              "rows": bcm.priors.Dirichlet.diagonal(3, correct=8, wrong=1)}
+    idata = bcm.fit(bcm.models.multiclass_rows(mc, priors=priors), sampler="exact",
+                    draws=logic.DRAWS, chains=4, random_seed=1)
+    table = bcm.summary(idata, metrics=["tpr", "acc"])
+    want = f"{table.loc[(logic.CLASSIFIER, 'b', 'tpr'), 'mean']:.3f}"
+    expect(page.get_by_test_id("tpr-b-mean")).to_have_text(want)
+    assert text_of(page, "acc-hdi-lower") == \
+        f"{table.loc[(logic.CLASSIFIER, '', 'acc'), 'hdi_lower']:.3f}"
+    for name, text in K_PRIORS.items():
+        field = name.replace("_", "-")
+        assert page.locator(f".bcm-{field} input").input_value() == text
+    assert not page.locator(".bcm-prior-tpr input").is_visible()  # the binary fields hide
+    screenshot(page, tmp_path, "k-prior-restored")
+
+
+def test_a_bad_k_class_prior_shows_the_library_message_under_it(open_page, tmp_path):
+    page = open_page(f"one?kind=multiclass&matrix={K_MATRIX}", wait_for="acc-mean")
+    enter(page, "kprior-rows", "mean:0.8,0.1,0.2;weight:10")
+    with pytest.raises(bcm.PriorError) as err:
+        bcm.priors.dirichlet_from_mean([0.8, 0.1, 0.2], 10)
+    note = page.get_by_test_id("error-kprior-rows")
+    expect(note).to_have_text(str(err.value))
+    expect(page.get_by_test_id("acc-mean")).to_have_count(0)  # no results from a bad prior
+    # next to its field: right under the input, in the same column
+    box = page.locator(".bcm-kprior-rows input").bounding_box()
+    at = note.bounding_box()
+    assert 0 <= at["y"] - (box["y"] + box["height"]) < 40 and abs(at["x"] - box["x"]) < 30
+    assert "Traceback" not in page.content()
+    screenshot(page, tmp_path, "bad-k-prior")

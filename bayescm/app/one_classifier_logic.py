@@ -3,8 +3,8 @@ r"""What the One-classifier page computes, without Panel: inputs in, library res
 The page's numbers are the library's, for the same input:
 
 * the posterior: the draws of ``bcm.fit(model, sampler="exact", draws=DRAWS,
-  chains=4, random_seed=seed)`` of ``three_beta`` (binary, with the page's priors) or
-  ``multiclass_rows`` (K classes, flat priors) -- exact i.i.d. draws of the conjugate
+  chains=4, random_seed=seed)`` of ``three_beta`` (binary) or ``multiclass_rows``
+  (K classes), with the page's priors -- exact i.i.d. draws of the conjugate
   posterior, no MCMC -- made from the closed form without building the PyMC model
   (:func:`analyse`); the NetCDF download runs ``bcm.fit`` itself (:meth:`Analysis.fit`);
 * the table: ``bcm.summary(idata, metrics=..., hdi_prob=...)`` (its ``hdi_width`` is
@@ -15,10 +15,31 @@ The page's numbers are the library's, for the same input:
 * the sample size: ``bcm.analysis.sample_size`` with the matrix as pilot, and the
   closed-form normal rule ``sample_size_rule`` next to it.
 
-Priors are typed as text: ``beta:a,b``; ``elicit:mode,lower,prob`` (a Beta with that
-mode and :math:`P(X > lower) = prob`, :func:`bayescm.priors.elicit_beta`);
+Priors are typed as text.  Binary (three-Beta model: prevalence, TPR, TNR, each a
+Beta): ``beta:a,b``; ``elicit:mode,lower,prob`` (a Beta with that mode and
+:math:`P(X > lower) = prob`, :func:`bayescm.priors.elicit_beta`);
 ``elicit_upper:mode,upper,prob`` (:math:`P(X < upper) = prob`); ``pert:min,mode,max``
 (:func:`bayescm.priors.beta_pert`).
+
+K classes (``multiclass_rows``: class prevalence :math:`\pi \sim \mathrm{Dirichlet}(\alpha)`,
+and actual class ``a``'s row of predicted-class probabilities
+:math:`\rho_a \sim \mathrm{Dirichlet}(\beta_{a\cdot})`), one text per parameter
+(:func:`parse_k_prior`), numbers in the matrix's class order:
+
+* ``dirichlet:c`` -- every concentration ``c`` (``dirichlet:1`` is flat);
+  ``dirichlet:a1,...,aK`` -- the concentrations; for the rows also a K×K matrix,
+  ``dirichlet:row1;row2;...`` (row ``a`` for actual class ``a``);
+* ``flat``, ``jeffreys``, ``perks`` -- :meth:`bayescm.priors.Dirichlet.flat` (1),
+  ``.jeffreys`` (1/2), ``.perks`` (1/K);
+* ``mean:m1,...,mK;weight:w`` -- :func:`bayescm.priors.dirichlet_from_mean`:
+  expected proportions worth ``w`` pseudo-observations, :math:`\alpha_j = w\,m_j`
+  (for the rows, one mean row for every class or K rows ``mean:row1;...;rowK;weight:w``);
+* ``diagonal:correct,wrong`` (rows) -- :meth:`bayescm.priors.Dirichlet.diagonal`: each
+  class's recall is a priori Beta(correct, (K - 1) wrong).
+
+Each is then checked with the data by the family's own closed form (its prior
+resolution and propriety check), so a wrong length, a matrix for the prevalence or a
+prior whose posterior would be improper gets the library's message.
 """
 
 from __future__ import annotations
@@ -35,9 +56,11 @@ from bayescm.data import ConfusionMatrix
 from bayescm.metrics import registry_for
 from bayescm.models.family import default_family
 from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.priors import Dirichlet, PriorError
 
-__all__ = ["EXAMPLE", "Analysis", "analyse", "forest", "matrix", "parse_prior",
-           "predictive", "priors_of", "sample_size", "table_rows"]
+__all__ = ["EXAMPLE", "K_PRIORS", "Analysis", "analyse", "forest", "k_prior", "matrix",
+           "parse_k_prior", "parse_prior", "predictive", "priors_of", "sample_size",
+           "table_rows"]
 
 # Tötsch & Hoffmann's cocaine-purity classifier (Rodrigues et al. 2013), bcm.datasets.cocaine()
 EXAMPLE = {"tp": 26, "fn": 0, "fp": 2, "tn": 6}
@@ -48,6 +71,9 @@ DEFAULT_METRICS = ("tpr", "tnr", "ppv", "npv", "acc", "bm")
 # some 0.02 s more per edit.
 DRAWS = 5000
 RATES = ("prevalence", "tpr", "tnr")
+# The K-class model's priors: class prevalence and the rows (multiclass_rows' names)
+K_PRIORS = ("prevalence", "rows")
+K_PRESETS = ("flat", "jeffreys", "perks")
 CLASSIFIER = "your classifier"
 
 
@@ -119,6 +145,81 @@ def parse_prior(text: str, name: str) -> Any:
 def priors_of(texts: dict[str, str]) -> dict[str, Any]:
     """``{rate: Beta}`` of the three-Beta model from the page's prior texts."""
     return {name: parse_prior(text, name) for name, text in texts.items()}
+
+
+def _numbers(part: str, text: str, name: str) -> list[float]:
+    try:
+        return [float(x) for x in part.split(",") if x.strip()]
+    except ValueError:
+        raise PriorError(f"Cannot read the numbers of the prior of {name} ({text!r}).") from None
+
+
+def parse_k_prior(text: str, name: str, k: int) -> Dirichlet:
+    """A Dirichlet prior of the K-class model from the page's text (module notes).
+
+    ``k`` is the number of classes, for the forms that do not list K numbers
+    (``dirichlet:c``, the presets, ``diagonal``).  The lengths and the parameter a
+    matrix may be given for are checked with the data by :func:`k_prior`.
+
+    Examples
+    --------
+    >>> parse_k_prior("dirichlet:2", "prevalence", 3), parse_k_prior("jeffreys", "rows", 2)
+    (Dirichlet(2, 2, 2), Dirichlet(0.5, 0.5))
+    >>> parse_k_prior("mean:0.5,0.3,0.2;weight:20", "prevalence", 3)
+    Dirichlet(10, 6, 4)
+    >>> parse_k_prior("dirichlet:5,1;1,5", "rows", 2)
+    Dirichlet([[5, 1], [1, 5]])
+    >>> parse_k_prior("diagonal:8,1", "rows", 3)
+    Dirichlet([[8, 1, 1], [1, 8, 1], [1, 1, 8]])
+    """
+    from bayescm import elicitation
+
+    kind, _, rest = text.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind in K_PRESETS and not rest.strip():
+        return getattr(Dirichlet, kind)(k)
+    parts = [p for p in rest.split(";") if p.strip()]
+    weight = None
+    if kind == "mean" and parts:
+        key, _, value = parts[-1].partition(":")
+        if key.strip().lower() == "weight":
+            weight = _numbers(value, text, name)
+            parts = parts[:-1]
+    rows = [_numbers(p, text, name) for p in parts]
+    if kind == "dirichlet" and rows:
+        if len(rows) == 1 and len(rows[0]) == 1:  # one number: a symmetric Dirichlet
+            rows = [rows[0] * k]
+        return Dirichlet(rows[0] if len(rows) == 1 else rows)
+    if kind == "diagonal" and len(rows) == 1 and len(rows[0]) == 2:
+        return Dirichlet.diagonal(k, correct=rows[0][0], wrong=rows[0][1])
+    if kind == "mean" and rows and weight is not None and len(weight) == 1:
+        return elicitation.dirichlet_from_mean(rows[0] if len(rows) == 1 else rows, weight[0])
+    raise PriorError(
+        f"Cannot read the prior of {name} ({text!r}): write dirichlet:c (all equal), "
+        "dirichlet:a1,...,aK, flat, jeffreys, perks, mean:m1,...,mK;weight:w (expected "
+        "proportions worth w cases); for the rows also dirichlet:row1;...;rowK, "
+        "mean:row1;...;rowK;weight:w or diagonal:correct,wrong.")
+
+
+def k_prior(text: str, name: str, data: MulticlassConfusionMatrix) -> Dirichlet:
+    """The prior ``name`` of the K-class model read from ``text``, checked with ``data``.
+
+    The check is the family's own: its closed form with this prior resolves it against
+    the data's classes and refuses a prior whose posterior would be improper.
+
+    Examples
+    --------
+    >>> mc = matrix("multiclass", text="a,b; 5,1; 2,7")
+    >>> k_prior("diagonal:8,1", "rows", mc)
+    Dirichlet([[8, 1], [1, 8]])
+    >>> k_prior("dirichlet:1,2,3", "prevalence", mc)
+    Traceback (most recent call last):
+    ...
+    bayescm.priors.PriorError: Prior for 'prevalence' needs 2 concentrations.
+    """
+    prior = parse_k_prior(text, name, data.n_classes)
+    default_family(registry_for(data).kind).closed_form(data, {name: prior})
+    return prior
 
 
 @dataclass(frozen=True)

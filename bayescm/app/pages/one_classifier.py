@@ -4,6 +4,14 @@ Opens with Tötsch & Hoffmann's cocaine-purity classifier filled in (tp=26, fn=0
 fp=2, tn=6): its TNR, reported as 75%, has a 95% HDI of about 0.43-0.95.  Every edit
 recomputes the exact posterior (:mod:`bayescm.app.one_classifier_logic`); the
 sample-size plan, a simulation of about a second, runs when asked.
+
+Priors are typed as text, each field's errors under it: for a binary matrix the
+three Betas of the three-Beta model (``beta:a,b``, ``elicit:...``, ``pert:...``); for
+a K-class matrix the class-prevalence Dirichlet and the row Dirichlet of
+``multiclass_rows`` (``dirichlet:1``, ``dirichlet:a1,...,aK``, ``flat``/``jeffreys``/
+``perks``, ``mean:m1,...,mK;weight:w``, and for the rows a K×K ``dirichlet:row1;...``
+or ``diagonal:correct,wrong``).  Only the fields of the matrix's kind are shown; all
+are kept in the URL.
 """
 
 from __future__ import annotations
@@ -28,12 +36,23 @@ from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section, soon
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
+from bayescm.elicitation import describe
 
 BINARY_METRICS = registry.registry_for(logic.matrix("binary", **logic.EXAMPLE)).names()
 MULTI_METRICS = registry.registry_for(logic.matrix("multiclass", text=logic.EXAMPLE_MATRIX)
                                       ).names()
-PRIOR_HELP = ("beta:a,b &middot; elicit:mode,lower,prob (P(rate &gt; lower) = prob) &middot; "
-              "elicit_upper:mode,upper,prob &middot; pert:min,mode,max")
+PRIOR_HELP = ("Three-Beta model (Tötsch): beta:a,b &middot; elicit:mode,lower,prob "
+              "(P(rate &gt; lower) = prob) &middot; elicit_upper:mode,upper,prob &middot; "
+              "pert:min,mode,max")
+K_PRIOR_HELP = (
+    "multiclass_rows: class prevalence ~ Dirichlet; each actual class's row of "
+    "predicted-class probabilities ~ Dirichlet (numbers in the matrix's class order). "
+    "dirichlet:c (all c; 1 is flat) &middot; dirichlet:a1,...,aK &middot; flat, jeffreys, "
+    "perks &middot; mean:m1,...,mK;weight:w (expected proportions worth w cases). Rows "
+    "also: dirichlet:row1;...;rowK &middot; mean:row1;...;rowK;weight:w &middot; "
+    "diagonal:correct,wrong (each recall a priori Beta(correct, (K−1)·wrong))")
+K_PRIOR_LABELS = {"prevalence": "class prevalence prior (Dirichlet)",
+                  "rows": "row prior (predicted class | actual class)"}
 
 
 class State(param.Parameterized):
@@ -51,6 +70,8 @@ class State(param.Parameterized):
     prior_prevalence = param.String("beta:1,1")
     prior_tpr = param.String("beta:1,1")
     prior_tnr = param.String("beta:1,1")
+    kprior_prevalence = param.String("dirichlet:1")
+    kprior_rows = param.String("dirichlet:1")
     pmf_metric = param.String("acc")
     pmf_pos = param.Integer(logic.EXAMPLE["tp"] + logic.EXAMPLE["fn"])
     pmf_neg = param.Integer(logic.EXAMPLE["fp"] + logic.EXAMPLE["tn"])
@@ -105,13 +126,15 @@ class OneClassifier:
         self.figures: dict[str, Any] = {}
         self.url_note = ErrorNote("url")
         sync_url(self.state, on_error=lambda msgs: self.url_note.show(" ".join(msgs)))
-        self.notes = {n: ErrorNote(n) for n in ("matrix", "metrics", "priors", "pmf",
-                                                 "density", "sample-size")}
+        self.notes = {n: ErrorNote(n) for n in (
+            "matrix", "metrics", "priors", *(f"kprior-{r}" for r in logic.K_PRIORS), "pmf",
+            "density", "sample-size")}
         self._widgets()
         self.panel_outputs = self.outputs()
         self.state.param.watch(self.update, ["kind", "tp", "fn", "fp", "tn", "matrix",
                                              "metrics", "hdi", "prior_prevalence",
-                                             "prior_tpr", "prior_tnr", "seed"])
+                                             "prior_tpr", "prior_tnr", "seed",
+                                             *(f"kprior_{r}" for r in logic.K_PRIORS)])
         self.state.param.watch(self.update_pmf, ["pmf_metric", "pmf_pos", "pmf_neg"])
         self.state.param.watch(self.update_rule, ["ss_metric", "ss_width"])
         self.state.param.watch(lambda *_: soon(self.draw), ["density"])
@@ -144,13 +167,21 @@ class OneClassifier:
                                                        css_classes=[f"bcm-prior-{r}"],
                                                        sizing_mode="stretch_width")
                        for r in logic.RATES]
+        self.kpriors = {r: pn.widgets.TextInput.from_param(
+            s.param[f"kprior_{r}"], label=K_PRIOR_LABELS[r], css_classes=[f"bcm-kprior-{r}"],
+            sizing_mode="stretch_width") for r in logic.K_PRIORS}
+        self.prior_help = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.binary_priors = pn.FlexBox(*[pn.Column(p, styles={"flex": "1 1 160px"})
+                                          for p in self.priors])
+        # each K-class field with its own note right under it
+        self.k_priors = pn.FlexBox(*[pn.Column(w, self.notes[f"kprior-{r}"],
+                                               styles={"flex": "1 1 220px"})
+                                     for r, w in self.kpriors.items()])
         self.prior_text = pn.pane.HTML("", sizing_mode="stretch_width")
 
     def inputs(self) -> Any:
-        priors = pn.Column(
-            pn.pane.HTML(f"<small>{PRIOR_HELP}</small>", sizing_mode="stretch_width"),
-            pn.FlexBox(*[pn.Column(p, styles={"flex": "1 1 160px"}) for p in self.priors]),
-            self.prior_text, self.notes["priors"], sizing_mode="stretch_width")
+        priors = pn.Column(self.prior_help, self.binary_priors, self.k_priors,
+                           self.prior_text, self.notes["priors"], sizing_mode="stretch_width")
         matrix = pn.Column(self.kind, self.binary, self.text, self.notes["matrix"],
                            sizing_mode="stretch_width")
         intro = pn.pane.HTML(
@@ -164,7 +195,7 @@ class OneClassifier:
             section("Confusion matrix", matrix),
             section("Metrics", pn.Row(self.metric_box, self.hdi, sizing_mode="stretch_width"),
                     self.notes["metrics"]),
-            section("Priors (binary: three-Beta model)", priors),
+            section("Priors", priors),
             sizing_mode="stretch_width")
 
     # -- results -------------------------------------------------------------------------
@@ -177,16 +208,13 @@ class OneClassifier:
         binary = s.kind == "binary"
         self.binary.visible, self.text.visible = binary, not binary
         self.metric_box.options = list(BINARY_METRICS if binary else MULTI_METRICS)
-        for p in self.priors:
-            p.disabled = not binary
+        self.binary_priors.visible, self.k_priors.visible = binary, not binary
+        self.prior_help.object = f"<small>{PRIOR_HELP if binary else K_PRIOR_HELP}</small>"
         data = self.notes["matrix"].run(lambda: logic.matrix(
             s.kind, tp=s.tp, fn=s.fn, fp=s.fp, tn=s.tn, text=s.matrix))
-        priors = self.notes["priors"].run(lambda: logic.priors_of(
-            {r: getattr(s, f"prior_{r}") for r in logic.RATES})) if binary else {}
-        self.prior_text.object = ("" if not binary or priors is None else "<small>" + ", ".join(
-            f"{r} ~ {p!r}" for r, p in priors.items()) + "</small>")
-        if not binary:
-            self.prior_text.object = "<small>K classes: flat Dirichlet priors (multiclass_rows)."
+        priors = self._priors(data)
+        self.prior_text.object = ("" if priors is None else "<small>" + ", ".join(
+            f"{r} ~ {html.escape(describe(p))}" for r, p in priors.items()) + "</small>")
         self.analysis, self.prior_values = None, priors
         if data is not None and priors is not None:
             self.analysis = self.notes["metrics"].run(lambda: logic.analyse(
@@ -196,6 +224,25 @@ class OneClassifier:
         self.update_pmf()
         self.update_rule()
         soon(self.draw)  # the numbers reach the browser first, the figures right after
+
+    def _priors(self, data: Any) -> dict[str, Any] | None:
+        """The priors of the matrix's kind, read from their fields (None on an error,
+        shown under its field); the other kind's notes are cleared."""
+        s = self.state
+        knotes = [self.notes[f"kprior-{r}"] for r in logic.K_PRIORS]
+        if s.kind == "binary":
+            for note in knotes:
+                note.clear()
+            return self.notes["priors"].run(lambda: logic.priors_of(
+                {r: getattr(s, f"prior_{r}") for r in logic.RATES}))
+        self.notes["priors"].clear()
+        if data is None:  # K is unknown: nothing to check the priors with
+            for note in knotes:
+                note.clear()
+            return None
+        read = {r: note.run(lambda r=r: logic.k_prior(getattr(s, f"kprior_{r}"), r, data))
+                for r, note in zip(logic.K_PRIORS, knotes, strict=True)}
+        return None if any(p is None for p in read.values()) else read
 
     def show_results(self) -> None:
         a = self.analysis
