@@ -91,6 +91,8 @@ def test_a_bad_cell_shows_the_library_message(open_page, tmp_path):
     with pytest.raises(bcm.CountsError) as err:
         bcm.ConfusionMatrix(tp=26, fn=0, fp=-2, tn=6)
     expect(page.get_by_test_id("error-matrix")).to_have_text(str(err.value))
+    # shown as an error (red), not as ordinary text
+    expect(page.get_by_test_id("error-matrix")).to_have_css("color", "rgb(180, 35, 24)")
     assert "Traceback" not in page.content()
     screenshot(page, tmp_path, "bad-input")
 

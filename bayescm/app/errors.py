@@ -45,6 +45,10 @@ def message(err: BaseException) -> str:
             "app; the server's log has the details.")
 
 
+ERROR_STYLE = ("color:#b42318;border-left:3px solid #b42318;padding:2px 8px;"
+               "background:#fef3f2;white-space:pre-wrap")
+
+
 class ErrorNote:
     """A red note under a field: empty and hidden until :meth:`run` catches an error.
 
@@ -73,7 +77,9 @@ class ErrorNote:
         import html
 
         self.text = text
+        # styled inline: the pane renders in a shadow root that page CSS does not reach
         self._pane.object = (f'<div class="bcm-error-text" role="alert" '
+                             f'style="{ERROR_STYLE}" '
                              f'data-testid="error-{self.name}">{html.escape(text)}</div>')
         self._pane.visible = True
 
