@@ -331,7 +331,10 @@ class OneClassifier:
             self.plan_text.object = (
                 f'<p>Test-set size needed: <b data-testid="n-required">{result.n_required}'
                 f"</b> cases, for a {s.ss_width:g} wide {s.ss_metric} HDI in 95% of "
-                "studies like this one.</p>")
+                "studies like this one.</p><p><small>Kruschke's protocol as in "
+                "Tötsch &amp; Hoffmann (2021): the studies are drawn from this matrix's "
+                "posterior under flat priors, and each is analysed with flat priors (the "
+                "priors above are not used here).</small></p>")
             self.plan_frame = result.to_frame()
 
     def outputs(self) -> Any:
