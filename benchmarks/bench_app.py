@@ -9,7 +9,8 @@ Prints, from one run:
 * update latency after an edit (the exact path): from committing a new ``tn`` (Enter)
   to the library's new TNR HDI shown, on a settled page (1.5 s after the previous
   edit: its figures, drawn after its numbers, are done); median and max over
-  ``--edits`` edits;
+  ``--edits`` edits; the same for a pasted 3-class matrix (one count changed, the
+  text area left) to the library's new accuracy;
 * the server's memory (RSS, from /proc) with 1 and with 10 open sessions (tabs).
 
 The machine is shared (2 cores): the figures are upper bounds.  ``--screenshot PATH``
@@ -21,6 +22,7 @@ also saves the first page at 1280 px (the README's ``docs/app.png``).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -69,6 +71,30 @@ def expected_lower(tn_values: list[int]) -> dict[int, str]:
     return out
 
 
+def k_matrix(first: int) -> str:
+    """A 3-class matrix as pasted from a spreadsheet, its first count ``first``."""
+    return f"a\tb\tc\n{first}\t1\t0\n2\t7\t1\n0\t3\t8"
+
+
+def expected_k_acc(firsts: list[int]) -> dict[int, str]:
+    """The library's accuracy mean of each 3-class matrix, as the page prints it."""
+    import bayescm as bcm
+    from bayescm.app import one_classifier_logic as logic
+
+    out = {}
+    for first in firsts:
+        mc = bcm.MulticlassConfusionMatrix([[first, 1, 0], [2, 7, 1], [0, 3, 8]],
+                                           labels=["a", "b", "c"], classifier=logic.CLASSIFIER)
+        idata = bcm.fit(bcm.models.multiclass_rows(mc), sampler="exact", draws=logic.DRAWS,
+                        chains=4, random_seed=1)
+        table = bcm.summary(idata, metrics=["acc", "tpr"])  # as the page: a class level
+        out[first] = f"{table.loc[(logic.CLASSIFIER, '', 'acc'), 'mean']:.3f}"
+    shown = [out[f] for f in firsts]
+    # an edit whose number equals the previous one's would time nothing
+    assert all(a != b for a, b in itertools.pairwise(shown)), shown
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--edits", type=int, default=7)
@@ -77,6 +103,8 @@ def main() -> None:
     args = parser.parse_args()
     tns = [10 + i for i in range(args.edits)]
     want = expected_lower(tns)  # before the server starts: not part of any timing
+    firsts = [9 + 4 * i for i in range(args.edits + 1)]
+    want_k = expected_k_acc(firsts)
 
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -119,6 +147,23 @@ def main() -> None:
                 latencies.append(time.perf_counter() - t0)
             print(f"update latency after an edit (exact path, {len(tns)} edits): median "
                   f"{statistics.median(latencies):.3f} s, max {max(latencies):.3f} s")
+
+            page.get_by_role("button", name="K classes").click()
+            area = page.locator(".bcm-matrix textarea").first
+            area.fill(k_matrix(firsts[0]))
+            area.evaluate("e => e.blur()")
+            page.wait_for_function(SHOWN, arg=["acc-mean", want_k[firsts[0]]], polling="raf")
+            k_latencies = []
+            for first in firsts[1:]:
+                page.wait_for_timeout(1500)
+                area.fill(k_matrix(first))
+                t0 = time.perf_counter()
+                area.evaluate("e => e.blur()")  # a text area commits when left
+                page.wait_for_function(SHOWN, arg=["acc-mean", want_k[first]], polling="raf")
+                k_latencies.append(time.perf_counter() - t0)
+            print(f"update latency after an edit (exact path, 3-class matrix, "
+                  f"{len(k_latencies)} edits): median {statistics.median(k_latencies):.3f} s, "
+                  f"max {max(k_latencies):.3f} s")
 
             one = rss_mb(server.pid)
             pages = [page]
