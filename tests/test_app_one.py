@@ -295,3 +295,44 @@ def test_the_page_takes_k_class_priors_and_shows_their_errors():
     parsed = {k: v[-1] for k, v in parse_qs(query).items()}
     assert state.restore(restored, parsed, list(parsed)) == []
     assert {r: getattr(restored, f"kprior_{r}") for r in logic.K_PRIORS} == K_TEXTS
+
+
+def test_labels_from_a_link_cannot_leave_their_attribute():
+    """A K-class label is the reader's text (or a shared link's): in the results it is
+    escaped text, and in test ids reduced to letters, digits and dashes."""
+    from html.parser import HTMLParser
+
+    page = OneClassifier()
+    page.state.kind = "multiclass"
+    page.state.matrix = 'x"><img src=x onerror=alert(1)>, b\n5, 1\n2, 7'
+    assert page.analysis is not None
+    tags: list[tuple[str, list]] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append((tag, attrs))
+
+    Tags().feed(page.results.object)
+    assert {t for t, _ in tags} <= {"table", "tr", "th", "td", "span", "div", "style", "b",
+                                    "small", "p", "i"}
+    assert not any(name.startswith("on") for _, attrs in tags for name, _ in attrs)
+    ids = [v for _, attrs in tags for name, v in attrs if name == "data-testid"]
+    assert ids and all(re.fullmatch(r"[0-9a-z\u00c0-\uffff-]+", i) for i in ids), ids
+
+
+def test_an_oversized_future_test_set_is_refused_before_any_work():
+    page = OneClassifier()
+    page.state.pmf_pos, page.state.pmf_neg = 20_000, 20_000
+    assert "400,040,001 possible confusion matrices" in page.notes["pmf"].text
+    assert page.pmf_frame is None and page.analysis is not None
+    page.state.pmf_pos, page.state.pmf_neg = 26, 8
+    assert page.notes["pmf"].text == "" and page.pmf_frame is not None
+
+
+def test_a_plan_is_withdrawn_when_the_matrix_changes():
+    page = OneClassifier()
+    page.state.ss_width = 0.3
+    page.plan()
+    assert "n-required" in page.plan_text.object and page.plan_frame is not None
+    page.state.tn = 60  # the plan was for tn = 6: it no longer describes this matrix
+    assert page.plan_text.object == "" and page.plan_frame is None

@@ -320,6 +320,11 @@ def forest(rows: pd.DataFrame, ax: Any, *, hdi_prob: float = 0.95) -> Any:
     return ax
 
 
+# the pmf has one outcome per (tp, tn) of the future test set; 10^6 take ~0.2 s and the
+# page's server is shared by its readers
+MAX_PMF_OUTCOMES = 1_000_000
+
+
 def predictive(data: ConfusionMatrix, metric: str, n_pos: int, n_neg: int, *,
                priors: dict[str, Any] | None = None) -> pd.DataFrame:
     """Exact pmf of ``metric`` on a future test set of ``n_pos`` + ``n_neg`` cases
@@ -329,6 +334,13 @@ def predictive(data: ConfusionMatrix, metric: str, n_pos: int, n_neg: int, *,
     if not isinstance(data, ConfusionMatrix):
         raise ValueError("The exact predictive pmf is for a binary confusion matrix; switch "
                          "to Binary to see it.")
+    outcomes = (int(n_pos) + 1) * (int(n_neg) + 1)
+    if outcomes > MAX_PMF_OUTCOMES:
+        raise ValueError(
+            f"A future test set of {n_pos} positives and {n_neg} negatives has {outcomes:,} "
+            f"possible confusion matrices; the page computes at most {MAX_PMF_OUTCOMES:,} "
+            "(e.g. 1,000 and 999) so that it stays quick for every reader. Choose a smaller "
+            "test set, or call bcm.exact.metric_pmf in Python.")
     rate_priors = {k: v for k, v in (priors or {}).items() if k in ("tpr", "tnr")}
     frame = exact.metric_pmf(data, metric, n_pos, n_neg, priors=rate_priors or None)
     return frame.loc[data.classifiers[0]]

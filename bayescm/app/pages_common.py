@@ -34,11 +34,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import pandas as pd
 
+from bayescm.app.errors import is_user_error, log
 from bayescm.app.errors import message as message_of
 
 __all__ = ["InputError", "PageState", "field", "frame_html", "message_of", "read_csv_text",
@@ -80,7 +82,9 @@ def field(name: str) -> Iterator[None]:
         yield
     except InputError:
         raise
-    except (ValueError, KeyError, TypeError) as err:
+    except Exception as err:
+        if not is_user_error(err):
+            log.exception("bayescm app: unexpected error reading %s", name)
         raise InputError(name, message_of(err)) from None
 
 
@@ -252,8 +256,16 @@ _TABLE_STYLE = (
     "th:first-child{text-align:left}.bcm-scroll{overflow-x:auto;max-width:100%}</style>")
 
 
-def _testid(*parts: Any) -> str:
-    return "-".join(str(p) for p in parts).replace("_", "-").replace(" ", "-").lower()
+def testid(*parts: Any) -> str:
+    """A ``data-testid`` from parts such as a metric, a label and a column: lower case,
+    every run of other characters than letters and digits one ``-``.  Labels come from
+    the reader's input and from links: nothing in them may leave the attribute.
+
+    >>> testid("tpr[Cat]", "hdi_lower"), testid('x"><img src=x>', "mean")
+    ('tpr-cat-hdi-lower', 'x-img-src-x-mean')
+    """
+    text = "-".join(str(p) for p in parts).lower()
+    return re.sub(r"[^0-9a-z\u00c0-\uffff]+", "-", text).strip("-")
 
 
 def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
@@ -277,7 +289,7 @@ def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
         for col, value in row.items():
             text = (f"{value:.{digits}f}" if isinstance(value, float)
                     else html.escape(str(value)))
-            cells += f'<td><span data-testid="{_testid(prefix, *keys, col)}">{text}</span></td>'
+            cells += f'<td><span data-testid="{testid(prefix, *keys, col)}">{text}</span></td>'
         rows.append(f"<tr>{cells}</tr>")
     return (f'{_TABLE_STYLE}<div class="bcm-scroll"><table class="bcm-frame"><tr>{head}</tr>'
             f'{"".join(rows)}</table></div>')

@@ -34,6 +34,7 @@ from bayescm.app.downloads import (
 )
 from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section, soon
+from bayescm.app.pages_common import testid
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
 from bayescm.elicitation import describe
@@ -84,10 +85,6 @@ def _fmt(x: float) -> str:
     return "–" if x != x else f"{x:.3f}"  # NaN: undefined
 
 
-def _slug(key: str) -> str:
-    return key.replace("[", "-").replace("]", "").replace(" ", "_")
-
-
 def results_html(rows: Any, hdi_prob: float) -> str:
     """The summary table as HTML; each number has ``data-testid="<metric>-<column>"``."""
     head = ("<tr><th>metric</th><th>mean</th>"
@@ -96,10 +93,8 @@ def results_html(rows: Any, hdi_prob: float) -> str:
             "observed</th></tr>")
     body = []
     for key, r in rows.iterrows():
-        s = _slug(key)
-
-        def cell(col: str, r=r, s=s) -> str:
-            return f'<span data-testid="{s}-{col.replace("_", "-")}">{_fmt(r[col])}</span>'
+        def cell(col: str, r=r, key=key) -> str:
+            return f'<span data-testid="{testid(key, col)}">{_fmt(r[col])}</span>'
 
         body.append(
             f'<tr><td title="{html.escape(r["label"])}">{html.escape(key)}</td>'
@@ -137,7 +132,8 @@ class OneClassifier:
                                              *(f"kprior_{r}" for r in logic.K_PRIORS)])
         self.state.param.watch(self.update_pmf, ["pmf_metric", "pmf_pos", "pmf_neg"])
         self.state.param.watch(self.update_rule, ["ss_metric", "ss_width"])
-        self.state.param.watch(lambda *_: soon(self.draw), ["density"])
+        self._drawing = 0  # the newest scheduled redraw (older ones are skipped)
+        self.state.param.watch(self.redraw, ["density"])
         self.update()
 
     # -- inputs --------------------------------------------------------------------------
@@ -223,7 +219,9 @@ class OneClassifier:
         self.show_results()
         self.update_pmf()
         self.update_rule()
-        soon(self.draw)  # the numbers reach the browser first, the figures right after
+        # a plan made for other inputs would be read as this one's
+        self.plan_text.object, self.plan_frame = "", None
+        self.redraw()  # the numbers reach the browser first, the figures right after
 
     def _priors(self, data: Any) -> dict[str, Any] | None:
         """The priors of the matrix's kind, read from their fields (None on an error,
@@ -274,7 +272,14 @@ class OneClassifier:
                 f'<span data-testid="pmf-mode">{mode["value"]:.3f}</span> '
                 f"(probability {mode['probability']:.3f}).</small>")
         if _events:  # an edit of the pmf's own inputs: redraw it (update() draws otherwise)
-            soon(self.draw)
+            self.redraw()
+
+    def redraw(self, *_events: Any) -> None:
+        """Draw the figures soon, unless another edit comes first: fast typing queues
+        one redraw per edit, and only the newest is worth its three figures."""
+        self._drawing += 1
+        ticket = self._drawing
+        soon(lambda: self.draw() if ticket == self._drawing else None)
 
     def draw(self) -> None:
         """The figures of the current results (drawn after the numbers are sent)."""
