@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     import arviz as az
     import pymc as pm
 
-__all__ = ["ENGINES", "FIT_STAGES", "SAMPLERS", "FitProgress", "fit", "fit_closed_form"]
+__all__ = ["ENGINES", "FIT_STAGES", "SAMPLERS", "FitProgress", "check_sizes", "fit",
+           "fit_closed_form"]
 
 SAMPLERS = ("nuts", "exact")
 ENGINES = ("auto", "nutpie", "pymc")
@@ -293,7 +294,7 @@ def fit_closed_form(
     from bayescm.models.family import get_family
 
     fam = get_family(family) if isinstance(family, str) else family
-    _check_sizes(draws, 0, chains)
+    check_sizes(draws, 0, chains)
     closed = fam.closed_form(data, priors, options)
     if closed is None:
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
@@ -359,7 +360,7 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}.")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
-    _check_sizes(draws, tune, chains)
+    check_sizes(draws, tune, chains)
     if predictive_n is not None and (
         not isinstance(predictive_n, int | np.integer) or isinstance(predictive_n, bool)
         or predictive_n < 1
@@ -374,7 +375,15 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
             "a conjugate model.")
 
 
-def _check_sizes(draws, tune, chains) -> None:
+def check_sizes(draws: Any, tune: Any, chains: Any) -> None:
+    """Raise ValueError unless ``draws >= 4``, ``tune >= 0`` and ``chains >= 1`` are
+    integers (what :func:`fit` checks first; the web app checks a page's fields with it).
+
+    >>> check_sizes(1000, 1000, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: chains must be an integer >= 1, got 0.
+    """
     for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
         if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")

@@ -8,12 +8,14 @@ precision), and its cancel against the child process's exit.
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 
 import pytest
 
 import bayescm as bcm
+from bayescm.app import fitjob
 from bayescm.app import nolabels_logic as nl
 from bayescm.app.pages_common import InputError
 
@@ -22,11 +24,11 @@ north, 40, 3, 7, 100, 6, 9, 14
 south, 80, 9, 6, 60, 2, 4, 3"""
 
 
-def _wait(job: nl.FitJob, *, until: str | None = None, timeout: float = 120) -> nl.Progress:
+def _wait(job: nl.FitJob, *, stage: int | None = None, timeout: float = 120) -> nl.Progress:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         p = job.poll()
-        if p.state != "running" or (until is not None and p.text == until):
+        if p.state != "running" or (stage is not None and p.stage >= stage):
             return p
         time.sleep(0.1)
     raise AssertionError(f"job still {job.poll()} after {timeout} s")
@@ -111,19 +113,19 @@ def test_unreadable_lines_name_their_field(state, where) -> None:
 
 
 def test_job_reports_the_draws_while_sampling_and_cancels_mid_way(tmp_path) -> None:
-    """A fit of 2 x 1,001,000 draws takes far longer than the quarter second between
+    """A fit of 2 x 501,000 draws takes far longer than the quarter second between
     reports: the page sees the draws counted mid-way, then Cancel ends the child."""
-    state = nl.NoLabelsState(draws=1_000_000, tune=1000, chains=2, seed=3)
+    state = nl.NoLabelsState(draws=500_000, tune=1000, chains=2, seed=3)
     job = nl.FitJob(state, directory=tmp_path).start()
     deadline = time.monotonic() + 120
     while (p := job.poll()).state == "running" and not 0 < p.done < p.total:
         assert time.monotonic() < deadline, p
         time.sleep(0.05)
-    assert p.state == "running" and p.total == 2 * 1_001_000, p
+    assert p.state == "running" and p.total == 2 * 501_000, p
     assert p.text == f"sampling (NUTS): {p.done:,} of {p.total:,} draws (tuning included)"
     assert 0.1 < p.fraction < 0.8
     assert job.cancel().state == "cancelled"
-    assert not job._process.is_alive()
+    assert job.join(10) and job.stopped
     job.discard()
 
 
@@ -155,16 +157,51 @@ def test_job_reports_progress_and_gives_the_fit_of_the_same_seed(tmp_path) -> No
     assert not result.path.exists()
 
 
-def test_cancel_stops_the_sampler() -> None:
-    job = nl.FitJob(nl.NoLabelsState(draws=10**7, tune=1000, chains=2)).start()
-    assert _wait(job, until="sampling (NUTS)").state == "running"
-    p = job.cancel()
-    assert p.state == "cancelled"
-    assert not job._process.is_alive()
+def test_fits_beyond_the_servers_samplers_wait_their_turn(monkeypatch) -> None:
+    """With one sampler slot, a second fit waits (and says so) until the first is
+    cancelled, then samples; a cancelled fit frees its slot and its directory."""
+    monkeypatch.setattr(fitjob, "_SLOTS", threading.BoundedSemaphore(1))
+    state = nl.NoLabelsState(draws=500_000, tune=1000, chains=2)
+    first = nl.FitJob(state).start()
+    assert _wait(first, stage=1).state == "running"
+    second = nl.FitJob(state).start()
+    time.sleep(1.0)  # ample for a free slot to be taken: this one is not free
+    p = second.poll()
+    assert p.waiting and p.text == fitjob.WAITING and p.state == "running"
+    assert p.fraction == 0.0
+    assert first.cancel().state == "cancelled"
+    assert first.join(10) and first.stopped
     with pytest.raises(RuntimeError, match="cancelled"):
-        job.result()
-    job.discard()  # its own temporary directory goes too
-    assert not job._dir.exists()
+        first.result()
+    first.discard()  # its own temporary directory goes too
+    assert not first._dir.exists()
+    p = _wait(second, stage=1)
+    assert p.state == "running" and not p.waiting
+    second.discard()
+    assert second.join(10)
+    # a fit cancelled while it waits never starts its process
+    third, fourth = nl.FitJob(state).start(), nl.FitJob(state).start()
+    assert _wait(third, stage=1).state == "running"
+    fourth.cancel()
+    assert fourth.join(5) and not fourth._launched
+    third.discard()
+    assert third.join(10)
+
+
+def test_sampler_options_are_checked_under_their_fields() -> None:
+    for options, where, words in (
+        ({"draws": 0}, "draws", "draws must be an integer >= 4, got 0."),
+        ({"tune": 0}, "tune", "tune must be >= 1"),
+        ({"chains": 0}, "chains", "chains must be an integer >= 1, got 0."),
+        ({"seed": -1}, "seed", "seed must be an integer in [0, 2^32)"),
+        ({"draws": 600_000, "chains": 2}, "draws", "600,000 draws x 2 chains"),
+    ):
+        with pytest.raises(InputError) as caught:
+            nl.build(nl.NoLabelsState(**options))
+        assert caught.value.field == where and words in caught.value.message, caught.value
+    with pytest.raises(ValueError) as err:  # the library's own words
+        bcm.fit(nl.build(nl.NoLabelsState()).model, draws=0)
+    assert str(err.value) == "draws must be an integer >= 4, got 0."
 
 
 def test_failing_fit_reports_the_library_message(tmp_path) -> None:

@@ -104,14 +104,14 @@ def test_nolabels_link_fits_and_shows_its_fit(open_page, tmp_path):
 
 
 def test_nolabels_fit_shows_progress_and_cancels(open_page, tmp_path):
-    page = open_page("nolabels?draws=2000000&tune=100&chains=2", wait_for="identifiability")
+    page = open_page("nolabels?draws=500000&tune=100&chains=2", wait_for="identifiability")
     page.locator(".bcm-fit button").click()
-    # 2 x 2,000,100 draws: the count shows mid-way, with the bar following it
+    # 2 x 500,100 draws: the count shows mid-way, with the bar following it
     expect(page.get_by_test_id("progress")).to_contain_text(
-        re.compile(r"sampling \(NUTS\): [1-9][\d,]* of 4,000,200 draws"), timeout=FIT_TIMEOUT_MS)
+        re.compile(r"sampling \(NUTS\): [1-9][\d,]* of 1,000,200 draws"), timeout=FIT_TIMEOUT_MS)
     shown = int(re.search(r": ([\d,]+) of", text_of(page, "progress"))[1].replace(",", ""))
     bar = float(page.locator("progress").first.get_attribute("value"))
-    assert 0 < shown < 4_000_200 and 10 <= bar < 80
+    assert 0 < shown < 1_000_200 and 10 <= bar < 80
     screenshot(page, tmp_path, "nolabels-sampling")
     page.locator(".bcm-cancel button").click()
     expect(page.get_by_test_id("progress")).to_have_text("Cancelled.")

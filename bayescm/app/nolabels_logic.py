@@ -10,10 +10,9 @@ Before sampling, :func:`build` reads the inputs and builds the model in this pro
 so bad input gets the library's own message next to its field at once, and the
 identifiability verdict (the library's :class:`~bayescm.models.IdentifiabilityWarning`
 text, or the counting argument when the data identify the model) is shown before any
-draw.  Sampling then runs in a :class:`FitJob`: a child process (so that *cancel*
-really stops the compiled sampler, which a thread cannot be made to do) started from
-a ``forkserver`` (so that forking never copies the web server's threads), which reports
-its stage as it goes and leaves the fit as NetCDF (:func:`bayescm.save`).  The result
+draw.  Sampling then runs in a :class:`FitJob` (:mod:`bayescm.app.fitjob`: a child process
+that reports its stage and draws as it goes, can be cancelled, and leaves the fit as
+NetCDF, :func:`bayescm.save`).  The result
 (:class:`NoLabelsResult`) holds the posterior summary, the convergence verdict
 (:func:`bayescm.check_convergence`) and the posterior predictive check
 (:func:`bayescm.posterior_predictive_check`).
@@ -21,16 +20,9 @@ its stage as it goes and leaves the fit as NetCDF (:func:`bayescm.save`).  The r
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import multiprocessing
-import queue
 import re
-import shutil
-import tempfile
-import threading
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -41,24 +33,24 @@ import pandas as pd
 
 import bayescm as bcm
 from bayescm.agreement_cells import parse_cell
+from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
+from bayescm.app.fitjob import STAGES, Progress, check_sampler, warm
 from bayescm.app.one_classifier_logic import parse_prior
-from bayescm.app.pages_common import InputError, PageState, field, message_of, read_table
-from bayescm.inference import FitProgress
+from bayescm.app.pages_common import InputError, PageState, field, read_table
 
 if TYPE_CHECKING:
     import pymc as pm
     from matplotlib.figure import Figure
 
-__all__ = ["DEFAULT_TABLE", "FitJob", "NoLabelsResult", "NoLabelsState", "Progress", "build",
-           "parse_pairs", "parse_priors", "parse_table", "summarise", "warm"]
+__all__ = ["DEFAULT_TABLE", "STAGES", "FitJob", "NoLabelsResult", "NoLabelsState", "Progress",
+           "build", "parse_pairs", "parse_priors", "parse_table", "summarise", "warm"]
 
 DEFAULT_TABLE = """population, ++, +-, -+, --
 site1, 89, 43, 55, 413
 site2, 260, 76, 52, 212"""
 """Two tests in two populations of different prevalence (the Hui–Walter design)."""
 
-STAGES = ("building the model", "sampling (NUTS)", "saving the fit", "done")
 PARAMETERS = ("sensitivity", "specificity", "prevalence")
 _PRIOR_LINE = re.compile(r"^\s*(\w+)\s*([^:=]*?)\s*[:=]\s*(.+?)\s*$")
 _BETA_CALL = re.compile(r"^beta\s*\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)$", re.IGNORECASE)
@@ -201,6 +193,7 @@ def build(state: NoLabelsState) -> Built:
     """
     table = parse_table(state.table)
     priors = parse_priors(state.priors)
+    check_sampler(state)
     with field("hdi_prob"):
         bcm.stats.check_hdi_prob(state.hdi_prob)
     pairs = parse_pairs(state.dependence)
@@ -267,217 +260,29 @@ def summarise(idata: Any, path: Path, *, hdi_prob: float = 0.95) -> NoLabelsResu
 # -- the sampling job ------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Progress:
-    """Where a :class:`FitJob` stands: stage index into :data:`STAGES`, its words,
-    seconds since start, and ``state``: running, done, failed or cancelled.
-
-    While sampling, ``done`` and ``total`` count the draws of all chains, tuning
-    included (:class:`bayescm.inference.FitProgress`), and ``step`` names fit's later
-    stage once sampling is over (``"predictive"``, ... :data:`FIT_WORDS`)."""
-
-    stage: int
-    text: str
-    elapsed: float
-    state: str
-    error: str = ""
-    done: int = 0
-    total: int = 0
-    step: str = ""
-
-    @property
-    def fraction(self) -> float:
-        """Share of the work done (1 when done): building a tenth, the draws seven
-        tenths, fit's later stages and saving a tenth each."""
-        if self.state == "done":
-            return 1.0
-        if self.stage == 1:
-            if self.step:
-                return 0.8 + 0.1 * (_FIT_STEPS.index(self.step) + 1) / (len(_FIT_STEPS) + 1)
-            return 0.1 + 0.7 * (self.done / self.total if self.total else 0.0)
-        return (0.0, 0.8, 0.9, 1.0)[self.stage]
-
-
-# what the page says for fit's stages after sampling (bayescm.inference.FIT_STAGES)
-FIT_WORDS = {"predictive": "posterior predictive draws", "prior": "prior draws",
-             "log_likelihood": "log-likelihood per case", "convergence": "convergence check"}
-_FIT_STEPS = tuple(FIT_WORDS)
-
-
-def _progress_text(stage: int, done: int, total: int, step: str) -> str:
-    if stage != 1:
-        return STAGES[stage]
-    if step:
-        return f"{STAGES[1]} done; {FIT_WORDS[step]}"
-    if not total:
-        return STAGES[1]
-    return f"{STAGES[1]}: {done:,} of {total:,} draws (tuning included)"
-
-
 def _model_of(state: NoLabelsState) -> pm.Model:
     """The No-labels page's model (built again in the child: a PyMC model does not
     travel between processes, the state and this function do)."""
     return build(state).model
 
 
-def _report(messages: Any, p: FitProgress) -> None:
-    """Pass fit's progress to the parent (draws while sampling, then fit's stages)."""
-    if p.stage == "sampling":
-        messages.put(("draws", (p.done, p.total)))
-    else:
-        messages.put(("step", p.stage))
+class FitJob(fitjob.FitJob):
+    """The No-labels page's fit of ``state`` (:class:`bayescm.app.fitjob.FitJob`):
+    the Hui–Walter model of :func:`build`, summarised by :func:`summarise`; another
+    page passes its own ``model`` and ``summary``.
 
-
-def _worker(make_model: Callable[[], pm.Model], state: Any, path: str, messages: Any) -> None:
-    """Build, sample and save in the child process, reporting each stage and, while
-    sampling, the draws made so far."""
-    try:
-        messages.put(("stage", 0))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = make_model()
-            messages.put(("stage", 1))
-            idata = bcm.fit(model, draws=state.draws, tune=state.tune, chains=state.chains,
-                            random_seed=state.seed,
-                            progress=functools.partial(_report, messages))
-        messages.put(("stage", 2))
-        bcm.save(idata, path)
-        messages.put(("done", path))
-    except Exception as err:  # the parent shows the message; the child just ends
-        messages.put(("error", message_of(err)))
-
-
-_CONTEXT: Any = None
-
-
-def _context() -> Any:
-    """The forkserver context, its server preloaded with bayescm's sampling stack."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["bayescm.inference", "bayescm.models", "pymc"])
-        _CONTEXT = ctx
-    return _CONTEXT
-
-
-def warm() -> None:
-    """Start the forkserver in a background thread, so that the first fit does not wait
-    for it to import PyMC (a page calls this when it opens)."""
-    import multiprocessing.forkserver
-
-    _context()
-    threading.Thread(target=multiprocessing.forkserver.ensure_running, daemon=True).start()
-
-
-class FitJob:
-    """One NUTS fit of a page state in a child process, with progress and cancel.
-
-    ``state`` gives the sampler's options (``draws``, ``tune``, ``chains``, ``seed``).
-    By default the job fits the No-labels page's model of ``state`` and summarises it
-    with :func:`summarise`; another page passes ``model``, a picklable function of no
-    arguments that builds its model in the child (e.g.
-    ``functools.partial(bcm.models.groups, cm)``), and ``summary``, a function of
-    ``(idata, path)`` run here that turns the fit into the page's result.
-
-    The first job starts the forkserver, which imports PyMC once (seconds); later jobs
-    fork from it.  Typical use (the tests run it)::
+    Typical use (the tests run it)::
 
         job = FitJob(NoLabelsState(draws=200, tune=200, chains=2)).start()
         while job.poll().state == "running":
             time.sleep(0.2)          # the page shows job.poll().text meanwhile
-        result = job.result()        # or job.cancel() to stop it
+        result = job.result()        # a NoLabelsResult; or job.cancel() to stop it
     """
 
     def __init__(self, state: Any, *, model: Callable[[], pm.Model] | None = None,
                  summary: Callable[[Any, Path], Any] | None = None,
                  directory: str | Path | None = None) -> None:
-        self.state = state
-        self._model = model or functools.partial(_model_of, state)
-        self._summary = summary or functools.partial(summarise, hdi_prob=state.hdi_prob)
-        self._owns_dir = directory is None  # a directory made here is removed by discard()
-        self._dir = Path(directory or tempfile.mkdtemp(prefix="bayescm-app-"))
-        self._path = self._dir / "fit.nc"
-        self._process: Any = None
-        self._launcher: Any = None
-        self._messages: Any = None
-        self._start = 0.0
-        self._stage = 0
-        self._draws = (0, 0)
-        self._step = ""
-        self._status = "new"
-        self._error = ""
-        self._result: Any = None
-
-    def start(self) -> FitJob:
-        """Start the child process and return at once (the first job of a server waits
-        for the forkserver in a thread, not in the caller)."""
-        ctx = _context()
-        self._messages = ctx.Queue()
-        self._process = ctx.Process(target=_worker, args=(self._model, self.state,
-                                                          str(self._path), self._messages),
-                                     daemon=True)
-        self._start = time.perf_counter()
-        self._status = "running"
-        self._launcher = threading.Thread(target=self._process.start, daemon=True)
-        self._launcher.start()
-        return self
-
-    def poll(self) -> Progress:
-        """Read the child's reports (never blocks)."""
-        while self._status == "running":
-            try:
-                kind, value = self._messages.get_nowait()
-            except queue.Empty:
-                if not self._launcher.is_alive() and not self._process.is_alive():
-                    # the queue's feeder may lag the exit: one last look before failing
-                    with contextlib.suppress(queue.Empty):
-                        kind, value = self._messages.get(timeout=0.5)
-                        self._take(kind, value)
-                        continue
-                    self._status, self._error = "failed", "The sampler stopped unexpectedly."
-                break
-            self._take(kind, value)
-        done, total = self._draws
-        return Progress(self._stage, _progress_text(self._stage, done, total, self._step),
-                        time.perf_counter() - self._start, self._status, self._error,
-                        done, total, self._step if self._stage == 1 else "")
-
-    def _take(self, kind: str, value: Any) -> None:
-        if kind == "stage":
-            self._stage = int(value)
-        elif kind == "draws":
-            self._draws = (int(value[0]), int(value[1]))
-        elif kind == "step":
-            self._step = str(value)
-        elif kind == "done":
-            self._stage, self._status = len(STAGES) - 1, "done"
-        else:
-            self._status, self._error = "failed", str(value)
-
-    def cancel(self) -> Progress:
-        """Stop the child process now."""
-        if self._status == "running" and self._process is not None:
-            self._launcher.join()
-            self._process.terminate()
-            self._process.join(5)
-            self._status = "cancelled"
-        return self.poll()
-
-    def discard(self) -> None:
-        """Stop the child if it runs and delete the fit's file (a server would otherwise
-        keep one NetCDF per fit until it stops)."""
-        self.cancel()
-        if self._owns_dir:
-            shutil.rmtree(self._dir, ignore_errors=True)
-        else:
-            self._path.unlink(missing_ok=True)
-
-    def result(self) -> Any:
-        """The summarised fit (after ``poll().state == "done"``): a
-        :class:`NoLabelsResult` unless another ``summary`` was given."""
-        if self._status != "done":
-            raise RuntimeError(f"The fit is {self._status}, not done.")
-        if self._result is None:
-            idata = bcm.load(self._path)
-            self._result = self._summary(idata, self._path)
-        return self._result
+        super().__init__(
+            state, model=model or functools.partial(_model_of, state),
+            summary=summary or functools.partial(summarise, hdi_prob=state.hdi_prob),
+            directory=directory)

@@ -256,16 +256,21 @@ _TABLE_STYLE = (
     "th:first-child{text-align:left}.bcm-scroll{overflow-x:auto;max-width:100%}</style>")
 
 
-def testid(*parts: Any) -> str:
+def data_testid(*parts: Any) -> str:
     """A ``data-testid`` from parts such as a metric, a label and a column: lower case,
-    every run of other characters than letters and digits one ``-``.  Labels come from
-    the reader's input and from links: nothing in them may leave the attribute.
+    ``[label]`` as ``-label``, spaces and underscores as ``-``, and HTML-escaped: labels
+    come from the reader's input and from links, and nothing in them may leave the
+    attribute.
 
-    >>> testid("tpr[Cat]", "hdi_lower"), testid('x"><img src=x>', "mean")
-    ('tpr-cat-hdi-lower', 'x-img-src-x-mean')
+    >>> data_testid("tpr[Cat]", "hdi_lower"), data_testid("agreement", "p1", "+-")
+    ('tpr-cat-hdi-lower', 'agreement-p1-+-')
+    >>> data_testid('x"><img src=x>', "mean")
+    'x&quot;&gt;&lt;img-src=x&gt;-mean'
     """
-    text = "-".join(str(p) for p in parts).lower()
-    return re.sub(r"[^0-9a-z\u00c0-\uffff]+", "-", text).strip("-")
+    import html
+
+    text = "-".join(str(p) for p in parts).replace("[", "-").replace("]", "")
+    return html.escape(re.sub(r"[\s_]+", "-", text).lower(), quote=True)
 
 
 def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
@@ -289,7 +294,7 @@ def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
         for col, value in row.items():
             text = (f"{value:.{digits}f}" if isinstance(value, float)
                     else html.escape(str(value)))
-            cells += f'<td><span data-testid="{testid(prefix, *keys, col)}">{text}</span></td>'
+            cells += f'<td><span data-testid="{data_testid(prefix, *keys, col)}">{text}</span></td>'
         rows.append(f"<tr>{cells}</tr>")
     return (f'{_TABLE_STYLE}<div class="bcm-scroll"><table class="bcm-frame"><tr>{head}</tr>'
             f'{"".join(rows)}</table></div>')

@@ -1,24 +1,28 @@
-"""A button that runs a :class:`~bayescm.app.nolabels_logic.FitJob`: progress, cancel.
+"""A button that runs a :class:`~bayescm.app.fitjob.FitJob`: progress, cancel.
 
 The No-labels page's *Fit* and the Upload page's *Pool the groups* share it: *start*
-asks the page for a job (None: nothing to fit), polls its stage four times a second
-into a bar and a line of text (``data-testid="progress"`` unless told otherwise),
-*Cancel* stops the child process, and when the fit is done the page's ``on_done``
-receives the job's result.  The runner keeps the shown fit's job, so that its file is
+asks the page for a job (None: nothing to fit), polls its stage and draws four times a
+second into a bar and a line of text (``data-testid="progress"`` unless told
+otherwise), *Cancel* stops the child process, and when the fit is done the page's
+``on_done`` receives the job's result (summarised in the child: nothing heavy runs in
+the server's event loop).  The runner keeps the shown fit's job, so that its file is
 deleted when a new fit replaces it or the reader leaves (:meth:`JobRunner.forget`).
 """
 
 from __future__ import annotations
 
 import html
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
-from bayescm.app import nolabels_logic
+from bayescm.app import fitjob
+from bayescm.app.errors import message as message_of
 
 POLL_MS = 250
+log = logging.getLogger("bayescm.app")
 
 
 class JobRunner:
@@ -35,10 +39,10 @@ class JobRunner:
         ``bcm-<name>-cancel`` (``bcm-cancel`` for the name ``fit``) and the progress
         line's test id ``<name>-progress`` (``progress`` for ``fit``).
     summarising
-        What the page says while the result is summarised (after sampling).
+        What the page says while the child summarises the fit (after saving it).
     """
 
-    def __init__(self, make: Callable[[], nolabels_logic.FitJob | None],
+    def __init__(self, make: Callable[[], fitjob.FitJob | None],
                  on_done: Callable[[Any], None], *, label: str = "Fit (NUTS)",
                  name: str = "fit", summarising: str = "summarising the fit",
                  width: int = 130) -> None:
@@ -46,10 +50,9 @@ class JobRunner:
         prefix = "" if name == "fit" else f"{name}-"
         self.testid = f"{prefix}progress"
         self.ready = True  # the page's inputs can be fitted
-        self.job: nolabels_logic.FitJob | None = None
-        self.done: nolabels_logic.FitJob | None = None  # the job whose fit is shown
+        self.job: fitjob.FitJob | None = None
+        self.done: fitjob.FitJob | None = None  # the job whose fit is shown
         self.poller: Any = None
-        self.finishing = False
         self.button = pn.widgets.Button(label=label, color="primary",
                                         css_classes=[f"bcm-{name}"], sizing_mode="fixed",
                                         width=width)
@@ -80,11 +83,10 @@ class JobRunner:
             return
         self.forget()
         self.job = job.start()
-        self.finishing = False
         self.button.disabled = True
         self.cancel_button.visible = self.bar.visible = True
         self.bar.value = 0
-        self.say(f"{nolabels_logic.STAGES[0]} — starting")
+        self.say(f"{fitjob.STAGES[0]} — starting")
         self.poller = pn.state.add_periodic_callback(self.poll, period=POLL_MS)
 
     def say(self, text: str) -> None:
@@ -104,22 +106,23 @@ class JobRunner:
             return
         p = job.poll()
         self.bar.value = round(100 * p.fraction)
-        self.say(f"{p.text} — {p.elapsed:.1f} s")
+        text = self.summarising if p.stage == fitjob.STAGES.index("summarising the fit") \
+            else p.text
+        self.say(f"{text} — {p.elapsed:.1f} s")
         if p.state == "running":
             return
-        if p.state == "done" and not self.finishing:
-            # summarising takes a second or two: say so first, do it on the next tick
-            self.finishing = True
-            self.say(self.summarising)
-            return
         self.stop()
-        if p.state == "done":
-            self.done = job
-            result = job.result()
-            self.say(f"Fitted in {p.elapsed:.1f} s.")
-            self.on_done(result)
-        else:
+        if p.state != "done":
             self.say(f"The fit failed: {p.error}")
+            return
+        self.done = job
+        try:
+            self.on_done(job.result())
+        except Exception as err:  # a page that cannot show the fit says why, not stalls
+            log.exception("bayescm app: showing a fit failed")
+            self.say(f"The fit could not be shown: {message_of(err)}")
+            return
+        self.say(f"Fitted in {p.elapsed:.1f} s.")
 
     def cancel(self, *_events: Any) -> None:
         if self.job is None:
@@ -140,8 +143,9 @@ class JobRunner:
         self.forget()
 
     def view(self) -> Any:
-        return pn.Column(pn.Row(self.button, self.cancel_button), self.bar, self.progress,
-                         sizing_mode="stretch_width")
+        # the buttons wrap onto two lines at a phone's width
+        return pn.Column(pn.FlexBox(self.button, self.cancel_button, flex_wrap="wrap"),
+                         self.bar, self.progress, sizing_mode="stretch_width")
 
 
 def sampler_widgets(params: Any) -> dict[str, Any]:

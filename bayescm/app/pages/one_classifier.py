@@ -34,7 +34,7 @@ from bayescm.app.downloads import (
 )
 from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section, soon
-from bayescm.app.pages_common import testid
+from bayescm.app.pages_common import data_testid
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
 from bayescm.elicitation import describe
@@ -94,7 +94,7 @@ def results_html(rows: Any, hdi_prob: float) -> str:
     body = []
     for key, r in rows.iterrows():
         def cell(col: str, r=r, key=key) -> str:
-            return f'<span data-testid="{testid(key, col)}">{_fmt(r[col])}</span>'
+            return f'<span data-testid="{data_testid(key, col)}">{_fmt(r[col])}</span>'
 
         body.append(
             f'<tr><td title="{html.escape(r["label"])}">{html.escape(key)}</td>'
