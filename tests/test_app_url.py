@@ -114,6 +114,7 @@ def test_a_state_too_large_for_a_link_is_not_written_and_the_page_says_so(served
     page.state.design = "paired"
     assert served.search == "?design=paired" and not page.notes["url"].text
     big = _cases(1200)  # "1,+0,+1%0A": 10 characters a case, 12,000 in all
+    assert len(big) <= page.w["cases"].max_length  # the text area takes it all
     page.state.cases = big
     n = len(urllib.parse.urlencode({"design": "paired", "cases": big}, safe=",;"))
     assert n > state.MAX_QUERY

@@ -63,9 +63,9 @@ cases).  8000 characters keep both well below 64 KB even with a ``Referer`` as l
 columns fit.
 """
 
-TOO_LONG = ("The data are too large for a link ({n:,} characters in the address; a link "
-            "holds at most {limit:,}), so the address bar shows this page without them: "
-            "download the CSV of the results to share them.")
+TOO_LONG = ("The data are too large for a link ({n:,} characters; a link holds at most "
+            "{limit:,}): the address shows this page without them. Download the CSV of "
+            "the results to share them.")
 """The page's note when its state does not fit in a link."""
 
 

@@ -9,7 +9,13 @@ from bayescm.app.errors import ErrorNote
 from bayescm.app.pages_common import InputError, PageState
 from bayescm.app.state import TOO_LONG, sync_url
 
-__all__ = ["clear_errors", "keep_in_url", "notes", "show_error"]
+__all__ = ["MAX_TEXT", "clear_errors", "keep_in_url", "notes", "show_error"]
+
+MAX_TEXT = 1_000_000
+"""Longest text a page's text area takes (``max_length``): pasted predictions of some
+100,000 cases.  Panel's default, 5000 characters, cut longer pastes silently (about 600
+cases), so the page analysed part of the data.  Such text is too long for a link
+(:data:`bayescm.app.state.MAX_QUERY`): the page says so."""
 
 
 def notes(names: Any) -> dict[str, ErrorNote]:
