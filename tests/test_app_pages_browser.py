@@ -77,6 +77,36 @@ def test_compare_shared_paired_link_restores_the_page_at_phone_width(open_page, 
     screenshot(page, tmp_path, "compare-paired-phone")
 
 
+def test_compare_state_too_large_for_a_link_says_so_and_keeps_the_bare_address(
+        open_page, tmp_path):
+    from bayescm.app.state import MAX_QUERY
+
+    page = open_page("compare?design=paired", wait_for="p-better")
+    rows = np.random.default_rng(5).integers(0, 2, size=(1200, 3))
+    big = "y_true, A, B\n" + "\n".join(", ".join(map(str, r)) for r in rows)
+    assert len(urllib.parse.urlencode({"cases": big}, safe=",;")) > MAX_QUERY
+    enter(page, "cases", big)
+    expect(page.get_by_test_id("error-url")).to_contain_text("too large for a link")
+    expect(page).to_have_url(re.compile(r"/compare$"))  # no link that would fail
+    comp = bcm.analysis.compare_paired(rows[:, 0], rows[:, 1], rows[:, 2], "ba",
+                                       draws=compare_logic.COMPARE_DRAWS,
+                                       random_seed=compare_logic.seeds(1)[0])
+    expect(page.get_by_test_id("p-better")).to_have_text(f"{comp.probability:.3f}")
+    screenshot(page, tmp_path, "compare-too-large-for-a-link")
+    small = "y_true, A, B\n1, 1, 0\n0, 0, 0\n1, 1, 1\n0, 1, 0"
+    enter(page, "cases", small)
+    expect(page.get_by_test_id("error-url")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"design=paired&cases="))
+    page.reload()  # the link written now restores the page
+    expect(page.locator(".bcm-cases textarea")).to_have_value(small)
+
+
+def test_upload_link_with_a_cleared_group_column_keeps_it_cleared(open_page):
+    page = open_page("upload?group=&seed=2", wait_for=None)
+    expect(page.locator(".bcm-seed input")).to_have_value("2")
+    assert page.locator(".bcm-group input").input_value() == ""
+
+
 def test_nolabels_link_fits_and_shows_its_fit(open_page, tmp_path):
     state = nolabels_logic.NoLabelsState(draws=150, tune=150, chains=2, seed=3,
                                          priors="sensitivity A: beta(20, 4)")

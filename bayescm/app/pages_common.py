@@ -3,11 +3,12 @@
 * :class:`InputError`: bad input for one field of a page, carrying the library's own
   message (shown next to that field, never as a traceback); :func:`field` turns the
   library's exceptions raised while reading one field into it.
-* :class:`PageState`: a page's inputs as a frozen dataclass.  It round-trips through a
-  URL query (``to_query`` / ``from_query``, written as :mod:`bayescm.app.state` writes
-  them, so a link made here opens the page in that state), and mirrors itself as a
+* :class:`PageState`: a page's inputs as a frozen dataclass.  It mirrors itself as a
   ``param.Parameterized`` (:meth:`PageState.params`) for the page's widgets and
-  :func:`bayescm.app.state.sync_url`.
+  :func:`bayescm.app.state.sync_url`, and round-trips through a URL query
+  (``to_query`` / ``from_query``: thin calls of :func:`bayescm.app.state.changed` and
+  :func:`~bayescm.app.state.restore` on that mirror, so a link made here is read by the
+  code the page reads its own links with, and a bad value is reported, not dropped).
 * :func:`read_table`, :func:`read_csv_text`: typed or pasted tables.
 
 Examples
@@ -22,8 +23,11 @@ Examples
 {'text': 'tp, fn\\n1, 2', 'margin': '0.05'}
 >>> S.from_query(s.to_query()) == s
 True
->>> S.from_query({"margin": "oops"}).margin   # a bad value keeps the default
-0.0
+>>> try:                                # a bad value is reported, as the page does
+...     S.from_query({"margin": "oops"})
+... except InputError as err:
+...     err.field, err.message
+('url', "The link's value margin=oops was not used: could not convert string to float: 'oops'")
 >>> p = s.params()
 >>> p.margin, S.from_params(p) == s
 (0.05, True)
@@ -36,12 +40,13 @@ import dataclasses
 import io
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from bayescm.app.errors import is_user_error, log
 from bayescm.app.errors import message as message_of
+from bayescm.app.state import changed, restore
 
 __all__ = ["InputError", "PageState", "field", "frame_html", "message_of", "read_csv_text",
            "read_table"]
@@ -92,38 +97,26 @@ def field(name: str) -> Iterator[None]:
 class PageState:
     """Base of a page's state: fields of type str, int, float or bool, all with defaults."""
 
-    _converters: ClassVar[dict[str, type]] = {"str": str, "int": int, "float": float,
-                                              "bool": bool}
-
     def to_query(self) -> dict[str, str]:
-        """The fields that differ from their defaults, as URL query values."""
-        out = {}
-        defaults = type(self)()
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value != getattr(defaults, f.name):
-                out[f.name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
-        return out
+        """The fields that differ from their defaults, as URL query values
+        (:func:`bayescm.app.state.changed` of :meth:`params`)."""
+        return changed(self.params())
 
     @classmethod
     def from_query(cls: type[S], query: Mapping[str, Any]) -> S:
-        """The state a URL query describes; unknown keys are ignored and a value that
-        cannot be read keeps its field's default (a link never breaks a page)."""
-        values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            raw = query.get(f.name)
-            if isinstance(raw, list | tuple):
-                raw = raw[0] if raw else None
-            if isinstance(raw, bytes):
-                raw = raw.decode()
-            if raw is None:
-                continue
-            kind = f.type if isinstance(f.type, str) else f.type.__name__
-            try:
-                values[f.name] = _read(str(raw), kind)
-            except ValueError:
-                continue
-        return cls(**values)
+        """The state a URL query describes (:func:`bayescm.app.state.restore`: values
+        as text, or lists of text or bytes; unknown keys are ignored).
+
+        Raises
+        ------
+        InputError
+            For field ``url``, naming every value that cannot be read.
+        """
+        params = cls().params()
+        problems = restore(params, query)
+        if problems:
+            raise InputError("url", " ".join(problems))
+        return cls.from_params(params)
 
     def params(self) -> Any:
         """A ``param.Parameterized`` with one parameter per field (the dataclass's
@@ -153,17 +146,6 @@ class PageState:
 
 
 _PARAM_CLASSES: dict[type, Any] = {}
-
-
-def _read(raw: str, kind: str) -> Any:
-    if kind == "bool":
-        return raw.lower() in ("1", "true", "yes")
-    if kind == "str":
-        return raw
-    value = PageState._converters[kind](raw)
-    if isinstance(value, float) and value != value:  # NaN is no one's intended input
-        raise ValueError(raw)
-    return value
 
 
 def _tokens(line: str) -> list[str]:

@@ -7,9 +7,15 @@ from typing import Any
 
 from bayescm.app.errors import ErrorNote
 from bayescm.app.pages_common import InputError, PageState
-from bayescm.app.state import sync_url
+from bayescm.app.state import TOO_LONG, sync_url
 
-__all__ = ["clear_errors", "keep_in_url", "notes", "show_error"]
+__all__ = ["MAX_TEXT", "clear_errors", "keep_in_url", "notes", "show_error"]
+
+MAX_TEXT = 1_000_000
+"""Longest text a page's text area takes (``max_length``): pasted predictions of some
+100,000 cases.  Panel's default, 5000 characters, cut longer pastes silently (about 600
+cases), so the page analysed part of the data.  Such text is too long for a link
+(:data:`bayescm.app.state.MAX_QUERY`): the page says so."""
 
 
 def notes(names: Any) -> dict[str, ErrorNote]:
@@ -31,7 +37,18 @@ def show_error(found: dict[str, ErrorNote], err: InputError) -> None:
 
 
 def keep_in_url(state: PageState, found: dict[str, ErrorNote]) -> Any:
-    """The page's ``param`` mirror of ``state``, kept in the URL (restored from it now)."""
+    """The page's ``param`` mirror of ``state``, kept in the URL (restored from it now).
+
+    The ``url`` note shows a link's refused values, and says so while the state is too
+    large for a link (:data:`bayescm.app.state.TOO_LONG`)."""
     params = state.params()
-    sync_url(params, on_error=lambda msgs: found["url"].show(" ".join(msgs)))
+    note = found["url"]
+
+    def on_link(message: str) -> None:
+        if message:
+            note.show(message)
+        elif note.text.startswith(TOO_LONG.partition("{")[0]):  # not a link's refused value
+            note.clear()
+
+    sync_url(params, on_error=lambda msgs: note.show(" ".join(msgs)), on_link=on_link)
     return params

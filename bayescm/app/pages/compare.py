@@ -16,7 +16,13 @@ import bayescm as bcm
 from bayescm.app import compare_logic as logic
 from bayescm.app.downloads import csv_download, figure_downloads, figure_pane, show_figure
 from bayescm.app.layout import columns, section, soon
-from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages._fields import (
+    MAX_TEXT,
+    clear_errors,
+    keep_in_url,
+    notes,
+    show_error,
+)
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
 
@@ -58,10 +64,10 @@ class Compare:
             "counts": pn.widgets.TextAreaInput.from_param(
                 s.counts, label="Confusion matrices: name, tp, fn, fp, tn (one classifier a "
                 "line), or K classes: name: labels; row; row", height=130,
-                css_classes=["bcm-counts"]),
+                css_classes=["bcm-counts"], max_length=MAX_TEXT),
             "cases": pn.widgets.TextAreaInput.from_param(
                 s.cases, label="Predictions (CSV): y_true, then one column per "
-                "classifier", height=150, css_classes=["bcm-cases"]),
+                "classifier", height=150, css_classes=["bcm-cases"], max_length=MAX_TEXT),
             "positive": pn.widgets.TextInput.from_param(
                 s.positive, label="Positive label (if not 0/1)", css_classes=["bcm-positive"]),
             "metric": pn.widgets.AutocompleteInput.from_param(

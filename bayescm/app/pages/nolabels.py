@@ -24,7 +24,13 @@ from bayescm.app.downloads import (
     show_figure,
 )
 from bayescm.app.layout import columns, section, soon
-from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages._fields import (
+    MAX_TEXT,
+    clear_errors,
+    keep_in_url,
+    notes,
+    show_error,
+)
 from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
@@ -58,7 +64,7 @@ class NoLabels:
         self.w = {
             "table": pn.widgets.TextAreaInput.from_param(
                 s.table, label="Agreement table: population, then one column per cell",
-                height=110, css_classes=["bcm-table"]),
+                height=110, css_classes=["bcm-table"], max_length=MAX_TEXT),
             "priors": pn.widgets.TextAreaInput.from_param(
                 s.priors, label="Priors", height=80, css_classes=["bcm-priors"],
                 placeholder="sensitivity A: beta(20, 4)"),

@@ -12,7 +12,6 @@ model in a :class:`~bayescm.app.nolabels_logic.FitJob`
 from __future__ import annotations
 
 import html
-import urllib.parse
 from typing import Any
 
 import panel as pn
@@ -27,6 +26,7 @@ from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_err
 from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
+from bayescm.app.state import link_query
 
 INTRO = (
     "Upload a CSV of predictions, one row per case: <code>y_true</code> (the true label, "
@@ -44,8 +44,6 @@ POOL_INTRO = (
     "borrows strength across groups; it is fitted with NUTS (seconds to minutes). The "
     "disparity of the TPR across groups (<code>bcm.analysis.disparity</code>) reports "
     "P(gap &gt; threshold).")
-MAX_LINK = 8000
-"""Longest query a link carries (a web server refuses far longer request lines)."""
 
 
 class Upload:
@@ -124,8 +122,8 @@ class Upload:
             parts.append(f'<p><b>Identifiability.</b> <span data-testid="identifiability">'
                          f"{html.escape(res.detail.identifiability)}</span></p>")
         if res.page is not None:
-            query = urllib.parse.urlencode(res.query or {}, safe=",;")
-            if len(query) <= MAX_LINK:
+            query = link_query(res.query or {})  # the page reads it with state.restore
+            if query is not None:
                 parts.append(f'<p><a data-testid="open-page" href="./{res.page}?'
                              f'{html.escape(query)}">Open this analysis in its page</a> '
                              "(the link holds the data; share it).</p>")
