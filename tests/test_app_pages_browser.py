@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 
 import bayescm as bcm
 from bayescm.app import compare_logic, groups_logic, nolabels_logic
-from bayescm.app.pages_common import testid
+from bayescm.app.pages_common import testid as cell_id  # pytest collects "test*" names
 from tests.app_support import enter, screenshot, text_of
 
 pytestmark = pytest.mark.engine("chromium")
@@ -234,25 +234,25 @@ def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path, pool
     pooled = bcm.summary(idata, metrics=["tpr", "fpr"])
     for g in ("north", "east"):
         for metric in ("tpr", "fpr"):  # equalized odds involves both
-            shown = text_of(page, testid("pooled", f"site={g}", metric, "pooled_mean"))
+            shown = text_of(page, cell_id("pooled", f"site={g}", metric, "pooled_mean"))
             assert shown == f"{pooled.loc[(f'site={g}', metric), 'mean']:.4f}"
     tpr = bcm.analysis.disparity(idata, "tpr", threshold=0.1)
     fpr = bcm.analysis.disparity(idata, "fpr", threshold=0.1).to_frame()
-    assert text_of(page, testid("disparity", "equalized odds", "", "p_exceeds")) == \
+    assert text_of(page, cell_id("disparity", "equalized odds", "", "p_exceeds")) == \
         f"{tpr.probability('equalized_odds'):.3f}"
-    assert text_of(page, testid("disparity", "fpr vs rest", "site=east", "mean")) == \
+    assert text_of(page, cell_id("disparity", "fpr vs rest", "site=east", "mean")) == \
         f"{fpr.loc[('fpr vs rest', 'site=east'), 'mean']:.3f}"
     # another measure: the same fit read again (no new fit), and the URL follows
     enter(page, "measure", "demographic_parity")
     page.wait_for_url("**measure=demographic_parity*")
     bias = bcm.analysis.disparity(idata, "bias", threshold=0.1)
-    dp = testid("disparity", "demographic parity", "", "p_exceeds")
+    dp = cell_id("disparity", "demographic parity", "", "p_exceeds")
     expect(page.get_by_test_id(dp)).to_have_text(
         f"{bias.probability('demographic_parity'):.3f}")
     upper = bcm.summary(idata, metrics=["bias"]).loc[("site=south", "bias"), "hdi_upper"]
-    shown = text_of(page, testid("pooled", "site=south", "bias", "pooled_hdi_upper"))
+    shown = text_of(page, cell_id("pooled", "site=south", "bias", "pooled_hdi_upper"))
     assert shown == f"{upper:.4f}"
-    eo = testid("disparity", "equalized odds", "", "p_exceeds")
+    eo = cell_id("disparity", "equalized odds", "", "p_exceeds")
     assert page.get_by_test_id(eo).count() == 0
     assert len(pool_jobs) == 1
     screenshot(page, tmp_path, "upload-pooled-demographic-parity")
