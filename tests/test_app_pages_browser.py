@@ -8,9 +8,12 @@ digit.  The NUTS page is kept fast: 150 draws and 150 tuning steps on two chains
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+import signal
+import time
 import urllib.parse
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,7 +21,8 @@ import pytest
 from playwright.sync_api import expect
 
 import bayescm as bcm
-from bayescm.app import compare_logic, nolabels_logic
+from bayescm.app import compare_logic, groups_logic, nolabels_logic
+from bayescm.app.pages_common import data_testid as cell_id
 from tests.app_support import enter, screenshot, text_of
 
 pytestmark = pytest.mark.engine("chromium")
@@ -211,32 +215,162 @@ def test_upload_bad_file_shows_its_message(open_page, tmp_path):
     expect(page.get_by_test_id("error-file")).to_have_text(str(err.value))
 
 
-def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path):
+def grouped_file(tmp_path) -> tuple[pd.DataFrame, str]:
+    """Labelled cases of one classifier in three sites, as a CSV under ``tmp_path``."""
     rng = np.random.default_rng(9)
     n = 180
     y = rng.integers(0, 2, n)
-    site = rng.choice(["north", "south", "east"], n)
     frame = pd.DataFrame({"y_true": y, "A": np.where(rng.random(n) < 0.2, 1 - y, y),
-                          "site": site})
+                          "site": rng.choice(["north", "south", "east"], n)})
     path = tmp_path / "grouped.csv"
     frame.to_csv(path, index=False)
-    page = open_page("upload?group=site&draws=150&tune=150&chains=2&seed=4&threshold=0.1")
-    page.locator(".bcm-file input[type=file]").set_input_files(str(path))
+    return frame, str(path)
+
+
+@pytest.fixture
+def pool_jobs(monkeypatch) -> list:
+    """The pool fits the page starts (in this process: the server is a thread here)."""
+    made = []
+    real = groups_logic.job
+
+    def spy(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(groups_logic, "job", spy)
+    return made
+
+
+def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path, pool_jobs):
+    _, path = grouped_file(tmp_path)
+    page = open_page("upload?group=site&draws=150&tune=150&chains=2&seed=4&threshold=0.1"
+                     "&measure=equalized_odds")
+    page.locator(".bcm-file input[type=file]").set_input_files(path)
     assert page.get_by_test_id("upload-kind").get_attribute("data-kind") == "groups"
+    # the link restored the measure chosen
+    assert page.locator(".bcm-measure input").input_value() == "equalized_odds"
     page.locator(".bcm-pool button").click()
     page.get_by_test_id("pool-progress").wait_for()
     page.get_by_test_id("pool-convergence").wait_for(timeout=FIT_TIMEOUT_MS)
     screenshot(page, tmp_path, "upload-pooled")
-    # the library's fit of the same model, draws and seed (NUTS with a fixed seed is
-    # reproducible: the same digits)
+    assert page.get_by_test_id("pool-measure").get_attribute("data-measure") == \
+        "equalized_odds"
+    # the numbers shown are the library's of the fit the page offers as NetCDF (the same
+    # seed's fit in this process is checked in test_app_groups.py)
+    with page.expect_download() as info:
+        page.locator(".bcm-download-pooled-fit button").click()
+    idata = bcm.load(info.value.path())
+    assert idata.attrs["random_seed"] == 4 and idata.posterior.sizes["draw"] == 150
+    pooled = bcm.summary(idata, metrics=["tpr", "fpr"])
+    for g in ("north", "east"):
+        for metric in ("tpr", "fpr"):  # equalized odds involves both
+            shown = text_of(page, cell_id("pooled", f"site={g}", metric, "pooled_mean"))
+            assert shown == f"{pooled.loc[(f'site={g}', metric), 'mean']:.4f}"
+    tpr = bcm.analysis.disparity(idata, "tpr", threshold=0.1)
+    fpr = bcm.analysis.disparity(idata, "fpr", threshold=0.1).to_frame()
+    assert text_of(page, cell_id("disparity", "equalized odds", "", "p_exceeds")) == \
+        f"{tpr.probability('equalized_odds'):.3f}"
+    assert text_of(page, cell_id("disparity", "fpr vs rest", "site=east", "mean")) == \
+        f"{fpr.loc[('fpr vs rest', 'site=east'), 'mean']:.3f}"
+    # another measure: the same fit read again (no new fit), and the URL follows
+    enter(page, "measure", "demographic_parity")
+    page.wait_for_url("**measure=demographic_parity*")
+    bias = bcm.analysis.disparity(idata, "bias", threshold=0.1)
+    dp = cell_id("disparity", "demographic parity", "", "p_exceeds")
+    expect(page.get_by_test_id(dp)).to_have_text(
+        f"{bias.probability('demographic_parity'):.3f}")
+    upper = bcm.summary(idata, metrics=["bias"]).loc[("site=south", "bias"), "hdi_upper"]
+    shown = text_of(page, cell_id("pooled", "site=south", "bias", "pooled_hdi_upper"))
+    assert shown == f"{upper:.4f}"
+    eo = cell_id("disparity", "equalized odds", "", "p_exceeds")
+    assert page.get_by_test_id(eo).count() == 0
+    assert len(pool_jobs) == 1
+    screenshot(page, tmp_path, "upload-pooled-demographic-parity")
+
+
+def test_upload_pool_cancels_and_leaves_no_child_process(open_page, tmp_path, pool_jobs):
+    made = pool_jobs
+    _, path = grouped_file(tmp_path)
+    # 200,000 draws per chain: a fit of tens of seconds, cancelled long before its end
+    page = open_page("upload?group=site&draws=200000&tune=150&chains=2")
+    page.locator(".bcm-file input[type=file]").set_input_files(path)
+    seen = set(multiprocessing.active_children())
+    for round_ in (1, 2):  # after a cancel the button starts a new fit
+        expect(page.locator(".bcm-pool button")).to_be_enabled()
+        page.locator(".bcm-pool button").click()
+        child = new_child(seen)
+        seen.add(child)
+        assert len(made) == round_ and child.is_alive()
+        expect(page.get_by_test_id("pool-progress")).not_to_have_text("Cancelled.")
+        expect(page.locator(".bcm-pool button")).to_be_disabled()  # one fit at a time
+        if round_ == 1:
+            screenshot(page, tmp_path, "upload-pool-running")
+        page.locator(".bcm-pool-cancel button").click()
+        expect(page.get_by_test_id("pool-progress")).to_have_text("Cancelled.")
+        assert made[-1].poll().state == "cancelled"
+        # the child was stopped, not left to finish, and is gone from the OS (its exit
+        # code is -SIGTERM, or 255 when the signal lands while the forkserver's child
+        # is still starting)
+        assert job_ended(made[-1]) and child.exitcode in (-signal.SIGTERM, 255)
+        with pytest.raises(ProcessLookupError):
+            os.kill(child.pid, 0)
+        expect(page.locator(".bcm-pool-cancel button")).to_be_hidden()
+        assert page.get_by_test_id("pool-convergence").count() == 0
+    expect(page.locator(".bcm-pool button")).to_be_enabled()
+    screenshot(page, tmp_path, "upload-pool-cancelled")
+
+
+def job_ended(job) -> bool:
+    """The job's child has ended (its cancel returns at once; the process ends soon)."""
+    return job.join(10)
+
+
+def new_child(seen: set) -> multiprocessing.Process:
+    """The one child process started since ``seen`` (the pool fit's), once it runs."""
+    deadline = time.monotonic() + FIT_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        fresh = [p for p in multiprocessing.active_children() if p not in seen]
+        if fresh:
+            assert len(fresh) == 1, fresh
+            return fresh[0]
+        time.sleep(0.05)
+    raise AssertionError("the pool fit's child process did not start")
+
+
+def test_upload_pool_failure_shows_the_library_message(open_page, tmp_path):
+    frame, path = grouped_file(tmp_path)
+    page = open_page("upload?group=site&draws=150&tune=0&chains=2")
+    page.locator(".bcm-file input[type=file]").set_input_files(path)
     cm = bcm.ConfusionMatrix.from_predictions(frame["y_true"], frame["A"],
                                               groups={"site": frame["site"].to_numpy()})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        idata = bcm.fit(bcm.models.groups(cm), draws=150, tune=150, chains=2, random_seed=4)
-    pooled = bcm.summary(idata, metrics=["tpr"])
-    for g in ("north", "east"):
-        shown = text_of(page, f"pooled-site={g}-tpr-pooled-mean")
-        assert shown == f"{pooled.loc[(f'site={g}', 'tpr'), 'mean']:.4f}"
-    gap = bcm.analysis.disparity(idata, "tpr", threshold=0.1).probability("gap")
-    assert text_of(page, "disparity-tpr-gap--p-exceeds") == f"{gap:.3f}"
+    # a bad measure: the registry's message under its field as soon as it is typed
+    enter(page, "measure", "fairness")
+    with pytest.raises(KeyError) as err:
+        bcm.metrics.get("fairness")
+    expect(page.get_by_test_id("error-measure")).to_contain_text(err.value.args[0])
+    screenshot(page, tmp_path, "upload-pool-bad-measure")
+    enter(page, "measure", "tpr")
+    expect(page.get_by_test_id("error-measure")).to_have_count(0)
+    # tune=0: the library's own check, under its field, before any process starts
+    with pytest.raises(ValueError) as tune_err:
+        bcm.fit(bcm.models.groups(cm), draws=150, tune=0, chains=2)
+    expect(page.get_by_test_id("error-tune")).to_contain_text("tune must be")
+    assert "tune" in str(tune_err.value)
+    # a fit whose process dies (as the kernel's out-of-memory killer would end it): the
+    # page says the fit failed and why it may have, never a traceback or a stall
+    enter(page, "tune", "150")
+    expect(page.get_by_test_id("error-tune")).to_have_count(0)
+    enter(page, "draws", "200000")
+    seen = set(multiprocessing.active_children())
+    page.locator(".bcm-pool button").click()
+    child = new_child(seen)
+    expect(page.get_by_test_id("pool-progress")).to_contain_text("sampling (NUTS)",
+                                                                 timeout=FIT_TIMEOUT_MS)
+    os.kill(child.pid, signal.SIGKILL)
+    progress = page.get_by_test_id("pool-progress")
+    expect(progress).to_contain_text("The fit failed:", timeout=FIT_TIMEOUT_MS)
+    expect(progress).to_contain_text("ended without a result")
+    assert "Traceback" not in page.content()
+    assert page.get_by_test_id("pool-convergence").count() == 0
+    expect(page.locator(".bcm-pool button")).to_be_enabled()
+    screenshot(page, tmp_path, "upload-pool-failed")

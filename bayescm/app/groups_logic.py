@@ -5,13 +5,30 @@ group's exact, unpooled posterior at once (:mod:`bayescm.app.upload_logic`).  Sm
 groups make those wide; *Pool the groups* fits the partially pooled hierarchy
 :func:`bayescm.models.groups` with NUTS, in a
 :class:`~bayescm.app.nolabels_logic.FitJob` (a child process, progress by stage,
-cancel), and shows, per group,
+cancel), and shows, for the disparity measure the reader chose (:func:`measure`),
 
-* TPR and TNR: the pooled posterior mean and HDI next to the unpooled exact ones
-  (:func:`bayescm.summary` of the fit, :func:`bayescm.summary_exact` of the counts);
-* the disparity of TPR across groups, :func:`bayescm.analysis.disparity` with the
-  page's threshold :math:`t`: the gap :math:`\max_g \mathrm{TPR}_g - \min_g
-  \mathrm{TPR}_g` with P(gap > t), and each group against the rest.
+* per group, the metrics the measure involves: the pooled posterior mean and HDI next
+  to the unpooled exact ones (:func:`bayescm.summary` of the fit,
+  :func:`bayescm.summary_exact` of the counts);
+* the measure's rows of :func:`bayescm.analysis.disparity` with the page's threshold
+  :math:`t` -- P(measure > t), and each group against the rest.
+
+The measures (per posterior draw, :math:`m_g` a metric of group :math:`g`):
+
+================================  ==================================================
+measure                           per draw
+================================  ==================================================
+a metric key (``tpr``, ``ppv``,   its largest gap :math:`\max_g m_g - \min_g m_g`
+``acc``, ...; the registry's)
+``equalized_odds``                :math:`\max(\Delta_{TPR}, \Delta_{FPR})`
+``demographic_parity``            the largest gap of the predicted-positive rate
+                                  :math:`\theta_{tp} + \theta_{fp}` (``bias``)
+================================  ==================================================
+
+The last two are the posterior of fairlearn's ``equalized_odds_difference`` and
+``demographic_parity_difference`` (their plug-in values are the same numbers).  The
+measure and the threshold only change what is read from the fit: :func:`resummarise`
+reads a shown fit again for new ones, without sampling.
 
 Examples
 --------
@@ -23,6 +40,8 @@ Examples
 Traceback (most recent call last):
 ...
 bayescm.app.pages_common.InputError: threshold must be a finite number >= 0, got -1.
+>>> measure("Equalized odds").metrics
+('tpr', 'fpr')
 """
 
 from __future__ import annotations
@@ -35,14 +54,69 @@ from typing import Any
 import pandas as pd
 
 import bayescm as bcm
+from bayescm.app.fitjob import check_sampler
 from bayescm.app.nolabels_logic import FitJob
-from bayescm.app.pages_common import field
+from bayescm.app.pages_common import InputError, field, message_of
+from bayescm.app.upload_logic import SUMMARY_DRAWS
 
-__all__ = ["PooledResult", "job", "prepare", "summarise"]
+__all__ = ["FAIRNESS", "Measure", "PooledResult", "check", "exact_table", "job", "measure",
+           "prepare", "resummarise", "summarise"]
 
-METRICS = ("tpr", "tnr")
 COLUMNS = ("mean", "hdi_lower", "hdi_upper")
 HDI_PROB = 0.95
+FAIRNESS: dict[str, dict[str, tuple[str, ...]]] = {
+    # measure -> {metric: the overall rows of disparity(idata, metric).to_frame() shown};
+    # every metric also shows its "<metric> vs rest" rows
+    "equalized_odds": {"tpr": ("equalized odds", "tpr gap", "fpr gap"), "fpr": ()},
+    "demographic_parity": {"bias": ("demographic parity",)},
+}
+"""The fairness measures beyond one metric's gap (names as in
+:meth:`bayescm.analysis.Disparity.probability`) and the metrics each involves."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    """A disparity measure: its name and, per metric it involves, the overall rows of
+    :meth:`bayescm.analysis.Disparity.to_frame` that show it."""
+
+    name: str
+    rows: dict[str, tuple[str, ...]]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics the measure involves (registry keys)."""
+        return tuple(self.rows)
+
+    def table(self, idata: Any, *, threshold: float) -> pd.DataFrame:
+        """The measure's rows of :func:`bayescm.analysis.disparity` of ``idata`` (for
+        each metric: the overall rows, then each group against the rest)."""
+        parts = []
+        for metric, overall in self.rows.items():
+            d = bcm.analysis.disparity(idata, metric, threshold=threshold, hdi_prob=HDI_PROB)
+            parts.append(d.to_frame().loc[[*overall, f"{d.metric} vs {d.reference}"]])
+        return pd.concat(parts)
+
+
+def measure(name: str) -> Measure:
+    """The measure called ``name``: ``equalized_odds``, ``demographic_parity`` or a
+    metric's key or alias (case and spaces as typed: ``"Equalized odds"``,
+    ``"balanced accuracy"``).
+
+    Raises
+    ------
+    InputError
+        For field ``measure``: the registry's message for an unknown metric, and the
+        fairness measures' names.
+    """
+    text = name.strip().lower().replace(" ", "_").replace("-", "_")
+    if text in FAIRNESS:
+        return Measure(text, FAIRNESS[text])
+    try:
+        key = bcm.metrics.get(text).key
+    except KeyError as err:
+        raise InputError("measure", f"{message_of(err)} Or a fairness measure: "
+                                    f"{', '.join(FAIRNESS)}.") from None
+    return Measure(key, {key: (f"{key} gap",)})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,11 +128,13 @@ class PooledResult:
     path
         The fit as NetCDF.
     pooled
-        Index (slice, metric); columns ``pooled_mean``, ``pooled_hdi_lower``,
-        ``pooled_hdi_upper`` (the hierarchy) and ``exact_mean``, ``exact_hdi_lower``,
-        ``exact_hdi_upper`` (each group alone, exact).
+        Index (slice, metric) over the measure's metrics; columns ``pooled_mean``,
+        ``pooled_hdi_lower``, ``pooled_hdi_upper`` (the hierarchy) and ``exact_mean``,
+        ``exact_hdi_lower``, ``exact_hdi_upper`` (each group alone, exact).
     disparity
-        :meth:`bayescm.analysis.Disparity.to_frame` of TPR at the threshold.
+        :meth:`Measure.table` of the fit at the threshold.
+    measure
+        The measure's name (:func:`measure`).
     """
 
     path: Path
@@ -67,52 +143,79 @@ class PooledResult:
     converged: bool
     convergence: str
     threshold: float
+    measure: str
 
 
-def prepare(cm: bcm.ConfusionMatrix, state: Any) -> functools.partial:
-    """Check the options against the library before any sampling and return the
-    model's builder (picklable, for the child process).
-
-    The threshold is checked by :func:`bayescm.analysis.disparity` itself (on a few
-    exact draws of the unpooled slices, milliseconds), the model by building it, so
-    that each gets the library's message next to its field.
-    """
+def check(cm: bcm.ConfusionMatrix, state: Any) -> Measure:
+    """The chosen :class:`Measure`, once the threshold and the measure have passed
+    :func:`bayescm.analysis.disparity` itself (on a few exact draws of the unpooled
+    slices, milliseconds), each with the library's message for its field."""
     with field("threshold"):
         few = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=20,
                       random_seed=state.seed)
         bcm.analysis.disparity(few, "tpr", threshold=state.threshold)
+    with field("measure"):
+        chosen = measure(state.measure)
+        chosen.table(few, threshold=state.threshold)
+    return chosen
+
+
+def prepare(cm: bcm.ConfusionMatrix, state: Any) -> tuple[functools.partial, Measure]:
+    """Check the options against the library before any sampling (:func:`check`, and
+    the model by building it); return the model's builder (picklable, for the child
+    process) and the chosen :class:`Measure`."""
+    chosen = check(cm, state)
+    check_sampler(state)
     with field("group"):
         bcm.models.groups(cm)
-    return functools.partial(bcm.models.groups, cm)
+    return functools.partial(bcm.models.groups, cm), chosen
 
 
-def summarise(idata: Any, path: Path, *, exact: pd.DataFrame,
+def exact_table(cm: bcm.ConfusionMatrix, chosen: Measure, state: Any) -> pd.DataFrame:
+    """:func:`bayescm.summary_exact` of the measure's metrics with the Upload page's
+    draws and seed (the numbers of its per-group table)."""
+    return bcm.summary_exact(cm, metrics=list(chosen.metrics), draws=SUMMARY_DRAWS,
+                             random_seed=state.seed, hdi_prob=HDI_PROB)
+
+
+def summarise(idata: Any, path: Path, *, exact: pd.DataFrame, chosen: Measure,
               threshold: float) -> PooledResult:
     """The pooled table (next to ``exact``, :func:`bayescm.summary_exact` of the same
-    matrix), the disparity table and the convergence verdict of a fit."""
-    pooled = bcm.summary(idata, metrics=list(METRICS), hdi_prob=HDI_PROB)
+    matrix and metrics), the measure's disparity table and the convergence verdict of
+    a fit."""
+    pooled = bcm.summary(idata, metrics=list(chosen.metrics), hdi_prob=HDI_PROB)
     both = pd.concat({"pooled": pooled[list(COLUMNS)],
                       "exact": exact.loc[pooled.index, list(COLUMNS)]}, axis=1)
     both.columns = [f"{a}_{b}" for a, b in both.columns]
-    disparity = bcm.analysis.disparity(idata, "tpr", threshold=threshold,
-                                       hdi_prob=HDI_PROB).to_frame()
     report = bcm.check_convergence(idata)
-    return PooledResult(Path(path), both, disparity, report.ok, report.message(), threshold)
+    return PooledResult(Path(path), both, chosen.table(idata, threshold=threshold),
+                        report.ok, report.message(), threshold, chosen.name)
 
 
-def job(cm: bcm.ConfusionMatrix, exact: pd.DataFrame, state: Any, *,
+def resummarise(result: PooledResult, cm: bcm.ConfusionMatrix, state: Any) -> PooledResult:
+    """The fit of ``result`` summarised for the measure and threshold of ``state``:
+    another measure needs no new sampling, only the fit's file and the counts."""
+    chosen = check(cm, state)
+    return summarise(bcm.load(result.path), result.path,
+                     exact=exact_table(cm, chosen, state), chosen=chosen,
+                     threshold=state.threshold)
+
+
+def job(cm: bcm.ConfusionMatrix, state: Any, *,
         directory: str | Path | None = None) -> FitJob:
     """A (not yet started) fit of the partially pooled model of ``cm`` with the
-    sampler options of ``state`` (draws, tune, chains, seed, threshold); the fit's
+    options of ``state`` (draws, tune, chains, seed, threshold, measure); the fit's
     NetCDF goes to ``directory`` (default: a new temporary one).
 
     Typical use (the tests run it)::
 
-        j = job(cm, exact, UploadState(draws=200, tune=200, chains=2)).start()
+        j = job(cm, UploadState(draws=200, tune=200, chains=2)).start()
         while j.poll().state == "running":
             time.sleep(0.2)
         result = j.result()          # a PooledResult
     """
-    return FitJob(state, model=prepare(cm, state),
-                  summary=functools.partial(summarise, exact=exact, threshold=state.threshold),
+    model, chosen = prepare(cm, state)
+    return FitJob(state, model=model,
+                  summary=functools.partial(summarise, exact=exact_table(cm, chosen, state),
+                                            chosen=chosen, threshold=state.threshold),
                   directory=directory)

@@ -57,6 +57,7 @@ class UploadState(PageState):
     # the partially pooled analysis of grouped cases (bayescm.app.groups_logic)
     pooled: str = ""  # the classifier whose groups are pooled (default: the first)
     threshold: float = 0.05
+    measure: str = "tpr"  # a metric's gap, equalized_odds or demographic_parity
     draws: int = 1000
     tune: int = 1000
     chains: int = 4

@@ -42,13 +42,18 @@ def keep_in_url(state: PageState, found: dict[str, ErrorNote]) -> Any:
     The ``url`` note shows a link's refused values, and says so while the state is too
     large for a link (:data:`bayescm.app.state.TOO_LONG`)."""
     params = state.params()
-    note = found["url"]
+    sync_url(params, **url_note(found["url"]))
+    return params
 
+
+def url_note(note: ErrorNote) -> dict[str, Any]:
+    """``sync_url``'s callbacks showing a link's refused values in ``note``, and while
+    the state is too large for a link, :data:`bayescm.app.state.TOO_LONG` (cleared
+    when it fits again)."""
     def on_link(message: str) -> None:
         if message:
             note.show(message)
         elif note.text.startswith(TOO_LONG.partition("{")[0]):  # not a link's refused value
             note.clear()
 
-    sync_url(params, on_error=lambda msgs: note.show(" ".join(msgs)), on_link=on_link)
-    return params
+    return {"on_error": lambda msgs: note.show(" ".join(msgs)), "on_link": on_link}

@@ -34,6 +34,7 @@ from bayescm.app.downloads import (
 )
 from bayescm.app.errors import ErrorNote
 from bayescm.app.layout import columns, section, soon
+from bayescm.app.pages._fields import url_note
 from bayescm.app.pages_common import data_testid
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
@@ -120,7 +121,7 @@ class OneClassifier:
         self.pmf_frame: Any = None
         self.figures: dict[str, Any] = {}
         self.url_note = ErrorNote("url")
-        sync_url(self.state, on_error=lambda msgs: self.url_note.show(" ".join(msgs)))
+        sync_url(self.state, **url_note(self.url_note))
         self.notes = {n: ErrorNote(n) for n in (
             "matrix", "metrics", "priors", *(f"kprior-{r}" for r in logic.K_PRIORS), "pmf",
             "density", "sample-size")}

@@ -20,6 +20,7 @@ import bayescm as bcm
 from bayescm.app import groups_logic
 from bayescm.app import upload_logic as logic
 from bayescm.app.downloads import csv_download, netcdf_download
+from bayescm.app.fitjob import check_sampler
 from bayescm.app.layout import columns, section
 from bayescm.app.nolabels_logic import warm
 from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
@@ -37,13 +38,21 @@ INTRO = (
     "comparison; without labels (or with some) you get the agreement table of the "
     "No-labels page. An empty cell is a missing result.")
 OPTIONS = ("truth", "group", "population", "positive", "seed")
-POOL_OPTIONS = ("pooled", "threshold", "draws", "tune", "chains")
+POOL_OPTIONS = ("pooled", "measure", "threshold", "draws", "tune", "chains")
+SAMPLER_FIELDS = ("draws", "tune", "chains")  # the seed is also the analysis's: not cleared here
+SUMMARY_OPTIONS = ("measure", "threshold")
+"""Pool options that change what is read from a fit, not the fit: a shown fit is
+summarised again (:func:`~bayescm.app.groups_logic.resummarise`), not sampled again."""
 POOL_INTRO = (
     "Small groups give wide intervals. The partially pooled model "
     "(<code>bcm.models.groups</code>: each group's rates drawn around a common mean) "
     "borrows strength across groups; it is fitted with NUTS (seconds to minutes). The "
-    "disparity of the TPR across groups (<code>bcm.analysis.disparity</code>) reports "
-    "P(gap &gt; threshold).")
+    "disparity across groups (<code>bcm.analysis.disparity</code>) reports "
+    "P(measure &gt; threshold) for the measure you choose: a metric's largest gap "
+    "between groups (<code>tpr</code>, <code>fpr</code>, <code>ppv</code>, "
+    "<code>acc</code>, ...), <code>equalized_odds</code> (the larger of the TPR and FPR "
+    "gaps) or <code>demographic_parity</code> (the gap of the predicted-positive rate). "
+    "Changing the measure or the threshold reads the fit again; it does not refit.")
 
 
 class Upload:
@@ -69,8 +78,11 @@ class Upload:
             "pooled": pn.widgets.TextInput.from_param(
                 s.pooled, label="Classifier to pool (default: the first)",
                 css_classes=["bcm-pooled"]),
+            "measure": pn.widgets.TextInput.from_param(
+                s.measure, label="Disparity measure", css_classes=["bcm-measure"],
+                placeholder="tpr, fpr, ..., equalized_odds, demographic_parity"),
             "threshold": pn.widgets.FloatInput.from_param(
-                s.threshold, label="Gap that matters (TPR)", step=0.01,
+                s.threshold, label="Gap that matters", step=0.01,
                 css_classes=["bcm-threshold"]),
             **sampler_widgets(self.state),
         }
@@ -78,10 +90,12 @@ class Upload:
         self.results = pn.Column(sizing_mode="stretch_width")
         self.result: logic.UploadResult | None = None
         self.pooled: groups_logic.PooledResult | None = None
+        self.pool_cm: bcm.ConfusionMatrix | None = None  # the matrix of the fit shown
         self.runner = JobRunner(self.make_job, self.show_pooled, name="pool",
                                 label="Pool the groups (hierarchical model, NUTS)", width=330,
                                 summarising="summarising the pooled fit and the disparity")
         self.pool_convergence = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.pool_heading = pn.pane.HTML("", sizing_mode="stretch_width")
         self.pool_table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.disparity_table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.pool_outputs = self.pool_results()
@@ -89,7 +103,10 @@ class Upload:
         self.pool_section.visible = False  # shown for grouped cases
         self.file.param.watch(self.update, "value")
         self.state.param.watch(self.update, list(OPTIONS))
-        self.state.param.watch(self.pool_edited, list(POOL_OPTIONS))
+        self.state.param.watch(self.pool_edited, [n for n in POOL_OPTIONS
+                                                  if n not in SUMMARY_OPTIONS])
+        self.state.param.watch(self.summary_edited, list(SUMMARY_OPTIONS))
+        self.check_measure()  # a link's measure: its message before any click
 
     def update(self, *_events: Any) -> None:
         data = self.file.value
@@ -148,6 +165,35 @@ class Upload:
         self.runner.progress.object = ""
         self.pooled = None
         self.pool_outputs.visible = False
+        self.check_measure()
+
+    def check_measure(self) -> None:
+        """The measure's name and the sampler's options are checked as they are typed
+        (the rest, which needs the data, when pooling starts)."""
+        for fields, check in ((("measure",), lambda: groups_logic.measure(self.state.measure)),
+                              (SAMPLER_FIELDS, lambda: check_sampler(self.state))):
+            for name in fields:
+                self.notes[name].clear()
+            try:
+                check()
+            except InputError as err:
+                self.notes[err.field].show(err.message)
+
+    def summary_edited(self, *_events: Any) -> None:
+        """Another measure or threshold: the fit shown is read again (no sampling); a
+        fit still running is stopped (it would be summarised for the old values)."""
+        if self.pooled is None or self.pool_cm is None:
+            self.pool_edited()
+            return
+        try:
+            result = groups_logic.resummarise(self.pooled, self.pool_cm,
+                                              logic.UploadState.from_params(self.state))
+        except InputError as err:
+            show_error(self.notes, err)
+            self.pool_outputs.visible = False  # the fit stays: a corrected value shows it
+            return
+        clear_errors(self.notes)
+        self.show_pooled(result)
 
     def make_job(self) -> Any:
         res = self.result
@@ -159,17 +205,26 @@ class Upload:
             if name not in res.sliced:
                 raise InputError("pooled", f"No classifier {name!r} in the file: choose one "
                                            f"of {', '.join(res.sliced)}.")
-            job = groups_logic.job(res.sliced[name], res.tables["summary"].loc[name], state)
+            job = groups_logic.job(res.sliced[name], state)
         except InputError as err:
             show_error(self.notes, err)
             return None
         clear_errors(self.notes)
+        # the runner deletes the shown fit's file when this job starts
+        self.pooled, self.pool_cm = None, res.sliced[name]
+        self.pool_outputs.visible = False
         return job
 
     def show_pooled(self, result: groups_logic.PooledResult) -> None:
         self.pooled = result
         self.pool_convergence.object = convergence_html(result.convergence, result.converged,
                                                         testid="pool-convergence")
+        self.pool_heading.object = (
+            f'<p data-testid="pool-measure" data-measure="{html.escape(result.measure)}">'
+            f"<b>{html.escape(result.measure)}</b> involves "
+            f"{html.escape(', '.join(result.pooled.index.unique('metric')))}: per group, "
+            "pooled (hierarchical model) and exact (each group alone); posterior means and "
+            "95% HDIs.</p>")
         self.pool_table.object = frame_html(result.pooled, "pooled")
         self.disparity_table.object = frame_html(result.disparity, "disparity", digits=3)
         self.pool_outputs.visible = True
@@ -186,12 +241,10 @@ class Upload:
 
         return pn.Column(
             self.pool_convergence,
-            pn.pane.HTML("<p>TPR and TNR per group: pooled (hierarchical model) and exact "
-                         "(each group alone); posterior means and 95% HDIs.</p>",
-                         sizing_mode="stretch_width"),
+            self.pool_heading,
             self.pool_table,
-            pn.pane.HTML("<p>Disparity of the TPR: p_exceeds is P(gap &gt; threshold) "
-                         "(per group: P(|difference from the rest| &gt; threshold)).</p>",
+            pn.pane.HTML("<p>Disparity: p_exceeds is P(measure &gt; threshold) (per "
+                         "group: P(|difference from the rest| &gt; threshold)).</p>",
                          sizing_mode="stretch_width"),
             self.disparity_table,
             pn.FlexBox(csv_download(get("pooled"), "pooled.csv", name="pooled"),
