@@ -3,13 +3,17 @@ and that its numbers are the library's (and the closed forms') for the same case
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlencode
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import bayescm as bcm
 from bayescm.app import compare_logic, nolabels_logic
+from bayescm.app import state as url_state
 from bayescm.app import upload_logic as ul
+from bayescm.app.pages.one_classifier import OneClassifier
 from bayescm.app.pages_common import InputError
 
 
@@ -40,8 +44,13 @@ def test_one_classifier_gets_its_exact_posterior(cases) -> None:
     sd = np.sqrt(beta[0] * beta[1] / (sum(beta) ** 2 * (sum(beta) + 1)))
     shown = res.tables["summary"].loc[("A", "tpr"), "mean"]
     assert shown == pytest.approx(beta[0] / sum(beta), abs=4 * sd / np.sqrt(20_000))
-    assert res.tables["summary"].equals(bcm.summary_exact(
-        cm, metrics=list(ul.SUMMARY_METRICS), draws=ul.SUMMARY_DRAWS, random_seed=1))
+    # the numbers of the One-classifier page the result links to, opened from the link
+    one = OneClassifier()
+    query = {k: v[-1] for k, v in parse_qs(urlencode(res.query)).items()}
+    assert url_state.restore(one.state, query) == []
+    # (the page calls the classifier "your classifier", the file "A")
+    pd.testing.assert_frame_equal(one.analysis.table.droplevel("classifier"),
+                                  res.tables["summary"].droplevel("classifier"))
 
 
 def test_two_classifiers_get_the_paired_comparison(cases) -> None:
@@ -119,7 +128,8 @@ def test_one_classifier_links_to_the_one_classifier_page(cases) -> None:
     res = ul.analyse(ul.read_csv(_csv(cases[["y_true", "A"]])), ul.UploadState())
     cm = bcm.ConfusionMatrix.from_predictions(cases["y_true"], cases["A"])
     assert res.page == "one"
-    assert {k: int(v) for k, v in res.query.items()} == cm.to_dict()
+    assert {k: int(res.query[k]) for k in cm.to_dict()} == cm.to_dict()
+    assert res.query["metrics"] == ",".join(ul.SUMMARY_METRICS) and "seed" not in res.query
     labels = np.array(["cat", "dog", "bird"])
     y = labels[cases["y_true"] + (cases["group"] == "north")]
     pred = labels[cases["A"] + (cases["group"] == "north")]

@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 import bayescm as bcm
-from bayescm.app import compare_logic, nolabels_logic
+from bayescm.app import compare_logic, nolabels_logic, one_classifier_logic
 from bayescm.app.pages_common import InputError, PageState, field, read_csv_text
 
 __all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "group_columns",
@@ -155,8 +155,10 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     --------
     >>> frame = read_csv("y_true,A\\n1,1\\n1,0\\n0,0\\n0,0\\n1,1")
     >>> result = analyse(frame, UploadState())
-    >>> result.kind, result.tables["counts"].loc["A"].tolist(), result.query
-    ('one', [2, 1, 0, 2], {'tp': '2', 'fn': '1', 'fp': '0', 'tn': '2'})
+    >>> result.kind, result.tables["counts"].loc["A"].tolist()
+    ('one', [2, 1, 0, 2])
+    >>> result.query
+    {'tp': '2', 'fn': '1', 'fp': '0', 'tn': '2', 'metrics': 'acc,ba,tpr,tnr,ppv,npv,f1,mcc'}
     >>> analyse(read_csv("A,B\\n1,1\\n0,1\\n0,0"), UploadState()).kind
     'agreement'
     """
@@ -190,20 +192,24 @@ def _one(frame: pd.DataFrame, name: str, truth: pd.Series, positive: Any,
             data = bcm.ConfusionMatrix.from_predictions(truth.to_numpy(), frame[name].to_numpy(),
                                                         positive=positive, classifier=name)
             metrics = SUMMARY_METRICS
-        table = bcm.summary_exact(data, metrics=list(metrics), draws=SUMMARY_DRAWS,
-                                  random_seed=state.seed)
+        # the One-classifier page's own analysis: its link shows these very numbers
+        table = one_classifier_logic.analyse(data, metrics=list(metrics),
+                                             seed=state.seed).table
     return UploadResult("one", f"Read {len(frame)} labelled cases of one classifier "
                                f"({name}): its metrics' posteriors.",
                         {"counts": data.to_frame(), "summary": table}, page="one",
-                        query=_one_query(data))
+                        query=_one_query(data, metrics, state.seed))
 
 
-def _one_query(data: Any) -> dict[str, str]:
-    """The One-classifier page's URL query for one confusion matrix."""
+def _one_query(data: Any, metrics: Any, seed: int) -> dict[str, str]:
+    """The One-classifier page's URL query for one confusion matrix, its metrics and
+    seed (what the page needs to show the Upload page's numbers)."""
+    options = {"metrics": ",".join(metrics), **({"seed": str(seed)} if seed != 1 else {})}
     if isinstance(data, bcm.ConfusionMatrix):
-        return {c: str(v) for c, v in data.to_dict().items()}
+        return {**{c: str(v) for c, v in data.to_dict().items()}, **options}
     rows = [",".join(str(v) for v in row) for row in data.counts[0].tolist()]
-    return {"kind": "multiclass", "matrix": "; ".join([",".join(map(str, data.labels)), *rows])}
+    return {"kind": "multiclass", "matrix": "; ".join([",".join(map(str, data.labels)), *rows]),
+            **options}
 
 
 def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState) -> UploadResult:
