@@ -374,3 +374,32 @@ def test_upload_pool_failure_shows_the_library_message(open_page, tmp_path):
     assert page.get_by_test_id("pool-convergence").count() == 0
     expect(page.locator(".bcm-pool button")).to_be_enabled()
     screenshot(page, tmp_path, "upload-pool-failed")
+
+
+def test_closing_the_tab_stops_its_fit_and_deletes_its_file(open_page, monkeypatch):
+    """A reader who leaves mid-fit frees the server's sampler: the session's end
+    cancels the child and removes the fit's directory."""
+    from bayescm.app import fitjob
+
+    started = []
+    real = fitjob.FitJob.start
+
+    def spy(self):
+        started.append(self)
+        return real(self)
+
+    monkeypatch.setattr(fitjob.FitJob, "start", spy)
+    page = open_page("nolabels?draws=500000&tune=100&chains=2", wait_for="identifiability")
+    page.locator(".bcm-fit button").click()
+    expect(page.get_by_test_id("progress")).to_contain_text("sampling (NUTS)",
+                                                            timeout=FIT_TIMEOUT_MS)
+    (job,) = started
+    assert not job.stopped
+    page.close()
+    # the server drops a closed session within 2 x SESSION_CHECK_MS; allow for load
+    assert job.join(30), "the closed tab's fit still runs"
+    assert job.poll().state == "cancelled"  # stopped by the session's end, not finished
+    deadline = time.monotonic() + 10
+    while job._dir.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not job._dir.exists()

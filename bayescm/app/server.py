@@ -84,11 +84,18 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
         origins = ["*"]  # the port is not known yet, or any address may be used
     # the first page's imports, now: a session must not find ArviZ half-imported by another
     _warm()
+    # a closed tab's session (and its running fit) is dropped within seconds, not
+    # Bokeh's default half-minute: a fit holds one of the server's few sampler slots
     server = pn.serve(routes(), port=port, address=host, show=show, threaded=threaded,
-                      websocket_origin=origins, title=TITLE, start=True, verbose=False)
+                      websocket_origin=origins, title=TITLE, start=True, verbose=False,
+                      check_unused_sessions_milliseconds=SESSION_CHECK_MS,
+                      unused_session_lifetime_milliseconds=SESSION_CHECK_MS)
     if threaded:
         wait_listening(port, host=host)
     return server
+
+
+SESSION_CHECK_MS = 2000
 
 
 def _warm() -> None:

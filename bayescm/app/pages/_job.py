@@ -64,6 +64,9 @@ class JobRunner:
         self.progress = pn.pane.HTML("", sizing_mode="stretch_width")
         self.button.on_click(self.start)
         self.cancel_button.on_click(self.cancel)
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            # the reader left: stop the fit and delete the fit's file
+            pn.state.on_session_destroyed(lambda _ctx: self.close())
 
     @property
     def running(self) -> bool:

@@ -171,8 +171,6 @@ class NoLabels:
 def build() -> Any:
     logic.warm()
     page = NoLabels()
-    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        pn.state.on_session_destroyed(lambda _ctx: page.runner.close())
     linked = page.state.fitted  # opened from a link to a fitted page: fit again
     layout = page.view()
     page.edited()

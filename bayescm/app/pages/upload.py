@@ -267,8 +267,6 @@ class Upload:
 
 def build() -> Any:
     page = Upload()
-    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        pn.state.on_session_destroyed(lambda _ctx: page.runner.close())
     return page.view()
 
 
