@@ -77,6 +77,11 @@ def open_page(app_url: str, browser: object) -> Iterator[Callable[..., object]]:
         page.close()
 
 
+def fits_the_phone(page: object) -> bool:
+    """Nothing on the page is wider than a phone's screen (no sideways scrolling)."""
+    return page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 2
+
+
 def screenshot(page: object, tmp_path: pathlib.Path, name: str) -> pathlib.Path:
     """A full-page PNG of ``page`` under the test's ``tmp_path``; returns its path."""
     path = tmp_path / f"{name}.png"

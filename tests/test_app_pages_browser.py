@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 import bayescm as bcm
 from bayescm.app import compare_logic, groups_logic, nolabels_logic
 from bayescm.app.pages_common import data_testid as cell_id
-from tests.app_support import enter, screenshot, text_of
+from tests.app_support import enter, fits_the_phone, screenshot, text_of
 
 pytestmark = pytest.mark.engine("chromium")
 
@@ -78,6 +78,7 @@ def test_compare_shared_paired_link_restores_the_page_at_phone_width(open_page, 
     assert text_of(page, "p-better") == f"{comp.probability:.3f}"
     assert page.locator(".bcm-metric input").input_value() == "acc"
     assert page.locator(".bcm-cases textarea").is_visible()
+    assert fits_the_phone(page)
     screenshot(page, tmp_path, "compare-paired-phone")
 
 
@@ -403,3 +404,24 @@ def test_closing_the_tab_stops_its_fit_and_deletes_its_file(open_page, monkeypat
     while job._dir.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not job._dir.exists()
+
+
+def test_fits_running_at_a_phones_width_need_no_sideways_scrolling(open_page, tmp_path):
+    """The No-labels and Upload pages while a fit runs (progress, Fit/Pool and Cancel
+    buttons shown) at 390 px."""
+    page = open_page("nolabels?draws=500000&tune=100&chains=2", phone=True,
+                     wait_for="identifiability")
+    page.locator(".bcm-fit button").click()
+    expect(page.locator(".bcm-cancel button")).to_be_visible(timeout=FIT_TIMEOUT_MS)
+    assert fits_the_phone(page)
+    screenshot(page, tmp_path, "nolabels-running-phone")
+    page.locator(".bcm-cancel button").click()
+    _, path = grouped_file(tmp_path)
+    page = open_page("upload?group=site&draws=200000&tune=150&chains=2", phone=True)
+    page.locator(".bcm-file input[type=file]").set_input_files(path)
+    page.locator(".bcm-pool button").click()
+    expect(page.locator(".bcm-pool-cancel button")).to_be_visible(timeout=FIT_TIMEOUT_MS)
+    assert fits_the_phone(page)
+    screenshot(page, tmp_path, "upload-pool-running-phone")
+    page.locator(".bcm-pool-cancel button").click()
+    expect(page.get_by_test_id("pool-progress")).to_have_text("Cancelled.")
