@@ -152,6 +152,9 @@ def test_the_density_is_the_library_plot_and_a_bad_metric_says_so():
     page = OneClassifier()
     assert "(tnr)" in page.figures["density"].axes[0].get_xlabel()
     assert 'data-testid="density-plot"' in page.density.object
+    page.state.density = "f1"  # not among the table's metrics: computed for the plot
+    assert "f1" not in page.state.metrics and page.notes["density"].text == ""
+    assert "(f1)" in page.figures["density"].axes[0].get_xlabel()
     page.state.density = "foo"
     with pytest.raises(KeyError) as err:
         bcm.plots.metric_posterior(page.analysis.idata, "foo")

@@ -249,13 +249,15 @@ class Analysis:
 
 def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
             priors: dict[str, Any] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
-            hdi_prob: float = 0.95, seed: int = 1, draws: int = DRAWS) -> Analysis:
+            hdi_prob: float = 0.95, seed: int = 1, draws: int = DRAWS,
+            also: Sequence[str] = ()) -> Analysis:
     """The exact posterior of ``data`` and what the page shows of it.
 
     The posterior is the family's closed form drawn without building a PyMC model
     (``bayescm.inference.fit_closed_form``: the draws of ``bcm.fit(model,
     sampler="exact")`` with the same seed), with only the metrics shown computed:
-    this is what keeps an edit's update within half a second.
+    this is what keeps an edit's update within half a second.  ``also``: metrics
+    computed (for a plot) but not in the table.
 
     Examples
     --------
@@ -274,7 +276,7 @@ def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
     family = default_family(registry_for(data).kind)
     priors = dict(priors or {})
     tree = fit_closed_form(family, data, priors=priors or None, draws=draws, chains=4,
-                           random_seed=seed, metrics=[*metrics, "bm"])
+                           random_seed=seed, metrics=list(dict.fromkeys([*metrics, *also, "bm"])))
     table = bcm.summary(tree, metrics=list(metrics), hdi_prob=hdi_prob)
     # deception reads an arviz.InferenceData: the same groups, wrapped
     idata = idata_mod.make({g: tree[g].to_dataset() for g in tree.children}, tree.attrs)

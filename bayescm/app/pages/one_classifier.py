@@ -129,12 +129,11 @@ class OneClassifier:
         self.panel_outputs = self.outputs()
         self.state.param.watch(self.update, ["kind", "tp", "fn", "fp", "tn", "matrix",
                                              "metrics", "hdi", "prior_prevalence",
-                                             "prior_tpr", "prior_tnr", "seed",
+                                             "prior_tpr", "prior_tnr", "seed", "density",
                                              *(f"kprior_{r}" for r in logic.K_PRIORS)])
         self.state.param.watch(self.update_pmf, ["pmf_metric", "pmf_pos", "pmf_neg"])
         self.state.param.watch(self.update_rule, ["ss_metric", "ss_width"])
         self._drawing = 0  # the newest scheduled redraw (older ones are skipped)
-        self.state.param.watch(self.redraw, ["density"])
         self.update()
 
     # -- inputs --------------------------------------------------------------------------
@@ -216,7 +215,9 @@ class OneClassifier:
         if data is not None and priors is not None:
             self.analysis = self.notes["metrics"].run(lambda: logic.analyse(
                 data, priors=priors, metrics=s.metrics, hdi_prob=s.hdi, seed=s.seed,
-                draws=logic.DRAWS))
+                draws=logic.DRAWS,
+                # the plotted metric, when it is one of the matrix's (else the plot says why)
+                also=[s.density] if s.density in self.metric_box.options else []))
         self.show_results()
         self.update_pmf()
         self.update_rule()
