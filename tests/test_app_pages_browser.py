@@ -8,6 +8,7 @@ digit.  The NUTS page is kept fast: 150 draws and 150 tuning steps on two chains
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -128,6 +129,9 @@ def test_nolabels_link_fits_and_shows_its_fit(open_page, tmp_path):
         page.locator(".bcm-download-fit button").click()
     idata = bcm.load(info.value.path())
     assert idata.attrs["random_seed"] == 3 and idata.posterior.sizes["draw"] == 150
+    # the link's prior reached the fit
+    assert json.loads(idata.attrs["priors"])["sensitivity"] == {"A": "Beta(20, 4)",
+                                                                "B": "Beta(1, 1)"}
     se = idata.posterior["sensitivity"].mean(("chain", "draw"))
     for c in ("A", "B"):
         shown = text_of(page, f"posterior-sensitivity-{c.lower()}-mean")
