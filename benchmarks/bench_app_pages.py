@@ -4,8 +4,9 @@ Starts ``bayescm app`` on a free port (a subprocess, as a user would) and, in De
 Chromium through Playwright (``tools/browser.py``), prints from one run:
 
 * Compare: from opening the page to the probability shown (cold: the server's first
-  session), and the update latency after an edit of the margin (the exact path; median
-  and maximum of 5 edits);
+  session), and the update latency after an edit of the margin, and after an edit of
+  a classifier's counts (the exact path: new posteriors, comparison and leaderboard;
+  median and maximum of 5 edits each);
 * Upload: from choosing a CSV of 2,000 cases of two classifiers to the paired comparison
   shown;
 * No labels: from clicking *Fit* to the results shown, at the page's defaults (4 chains
@@ -67,7 +68,19 @@ def compare(page, base: str) -> None:
         waits.append(changed(page, "p-better", old))
         old = text(page, "p-better")
     print(f"Compare: update after an edit (exact path)       median "
-          f"{statistics.median(waits):.2f} s, max {max(waits):.2f} s (5 edits)")
+          f"{statistics.median(waits):.2f} s, max {max(waits):.2f} s (5 edits of the margin)")
+    from bayescm.app.compare_logic import DEFAULT_COUNTS
+
+    waits = []
+    area = page.locator(".bcm-counts textarea")
+    for tn in (16, 18, 20, 22, 24):
+        page.wait_for_timeout(1500)  # a settled page: the last edit's leaderboard drawn
+        area.fill(DEFAULT_COUNTS.replace("A, 40, 7, 8, 15", f"A, 40, 7, 8, {tn}"))
+        area.evaluate("e => e.blur()")  # a text area commits when left
+        waits.append(changed(page, "p-better", old))
+        old = text(page, "p-better")
+    print(f"Compare: update after an edit (exact path)       median "
+          f"{statistics.median(waits):.2f} s, max {max(waits):.2f} s (5 edits of A's counts)")
 
 
 def upload(page, base: str, work: Path) -> None:
@@ -95,7 +108,7 @@ def nolabels(page, base: str) -> None:
         text(page, "convergence")
         print(f"No labels: Fit to results, 4 x 1000 draws, {which:34s} "
               f"{time.perf_counter() - start:6.2f} s")
-    page.goto(base + "nolabels?draws=5000000")
+    page.goto(base + "nolabels?draws=250000")  # 4 chains: the server's most per fit
     text(page, "identifiability")
     page.locator(".bcm-fit button").click()
     start = time.perf_counter()
