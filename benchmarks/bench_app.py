@@ -11,7 +11,10 @@ Prints, from one run:
   edit: its figures, drawn after its numbers, are done); median and max over
   ``--edits`` edits; the same for a pasted 3-class matrix (one count changed, the
   text area left) to the library's new accuracy;
-* the server's memory (RSS, from /proc) with 1 and with 10 open sessions (tabs).
+* the server's memory (RSS, from /proc) with 1 and with 10 open sessions (tabs) of the
+  One-classifier page; then with 10 sessions spread over the four pages, the server
+  alone and with its child processes (the No-labels page starts the forkserver that
+  fits are forked from).
 
 The machine is shared (2 cores): the figures are upper bounds.  ``--screenshot PATH``
 also saves the first page at 1280 px (the README's ``docs/app.png``).
@@ -56,6 +59,15 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS")
+
+
+def children(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (from /proc)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            out += [int(child), *children(int(child))]
+    return out
 
 
 def expected_lower(tn_values: list[int]) -> dict[int, str]:
@@ -176,6 +188,27 @@ def main() -> None:
             print(f"server RSS: {one:.0f} MB with 1 session, {many:.0f} MB with "
                   f"{len(pages)} open sessions ({(many - one) / (len(pages) - 1):.1f} MB per "
                   "extra session)")
+            for p in pages:
+                p.close()
+            mixed = ["", "compare", "nolabels", "upload"]
+            waits = {"": "tnr-hdi-lower", "compare": "p-better", "nolabels": "identifiability",
+                     "upload": None}
+            pages = []
+            for i in range(args.sessions):
+                p = context.new_page()
+                path = mixed[i % len(mixed)]
+                p.goto(url + path)
+                if waits[path]:
+                    p.get_by_test_id(waits[path]).wait_for()
+                else:
+                    p.locator(".bcm-file input[type=file]").wait_for(state="attached")
+                pages.append(p)
+            time.sleep(3)  # the forkserver, started by the No-labels page, imports PyMC
+            alone = rss_mb(server.pid)
+            kids = children(server.pid)
+            total = alone + sum(rss_mb(k) for k in kids)
+            print(f"server RSS with {len(pages)} sessions over the four pages: {alone:.0f} MB; "
+                  f"with its {len(kids)} child process(es) (the forkserver): {total:.0f} MB")
     finally:
         server.terminate()
         server.wait(timeout=30)
