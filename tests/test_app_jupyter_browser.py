@@ -43,7 +43,9 @@ from tests.app_support import screenshot, text_of
 pytestmark = pytest.mark.engine("chromium")
 
 TOKEN = "bayescm-test-token"
-CELL = 'import bayescm as bcm\nbcm.app("one")'
+# the notebook's one cell, and whether the browser may fetch from the CDNs
+CDN = ('import bayescm as bcm\nbcm.app("one")', True)
+OFFLINE = ('import bayescm as bcm\nbcm.app("one", inline=True)', False)
 # JupyterLab's toast asking to fetch Jupyter news would cover the output
 PAGE_CONFIG = {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
 START_TIMEOUT_S = 60.0
@@ -77,13 +79,13 @@ class Lab:
     parallel test workers never race for a port.
     """
 
-    def __init__(self, tmp_path: pathlib.Path, notebook: str) -> None:
+    def __init__(self, tmp_path: pathlib.Path, notebook: str, cell: str) -> None:
         root, home = tmp_path / "notebooks", tmp_path / "jupyter"
         root.mkdir()
         (home / "config" / "labconfig").mkdir(parents=True)
         (home / "config" / "labconfig" / "page_config.json").write_text(
             json.dumps(PAGE_CONFIG))
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                      "language": "python"}
         nbformat.write(nb, root / notebook)
@@ -148,33 +150,37 @@ class Lab:
 
 
 @pytest.fixture
-def jupyter(tmp_path: pathlib.Path) -> Iterator[Lab]:
-    lab = Lab(tmp_path, "app.ipynb")
+def jupyter(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[Lab]:
+    """A JupyterLab serving a notebook whose cell is ``request.param``."""
+    lab = Lab(tmp_path, "app.ipynb", request.param)
     try:
         yield lab
     finally:
         lab.stop()
 
 
-def _serve_cdn_locally(context: object) -> list[str]:
-    """Answer the CDN requests of Panel's notebook output from the installed packages;
-    refuse every other request leaving the machine.  Returns the refused URLs."""
+def _local_copy(url: str) -> pathlib.Path | None:
+    """The installed file a CDN URL of Panel's notebook output names, if any."""
     import bokeh
     import panel
 
-    bokeh_js = pathlib.Path(bokeh.__file__).parent / "server" / "static" / "js"
-    panel_dist = pathlib.Path(panel.__file__).parent / "dist"
+    if m := re.fullmatch(r"https://cdn\.bokeh\.org/bokeh/release/(.+?)-\d[^/]*?(\.min\.js)", url):
+        # bokeh-widgets-3.9.2.min.js is bokeh-widgets.min.js of the installed version
+        return pathlib.Path(bokeh.__file__).parent / "server" / "static" / "js" / f"{m[1]}{m[2]}"
+    if m := re.fullmatch(rf"https://cdn\.holoviz\.org/panel/{panel.__version__}/dist/(.+)", url):
+        return pathlib.Path(panel.__file__).parent / "dist" / m[1]
+    return None
+
+
+def _serve_cdn_locally(context: object, *, cdn: bool = True) -> list[str]:
+    """Answer the CDN requests of Panel's notebook output from the installed packages
+    (unless ``cdn`` is False: no network at all); refuse every other request leaving the
+    machine.  Returns the refused URLs."""
     refused: list[str] = []
 
     def handle(route: object) -> None:
         url = urllib.parse.unquote(route.request.url.split("?")[0])
-        path = None
-        if m := re.fullmatch(r"https://cdn\.bokeh\.org/bokeh/release/(.+?)-\d[^/]*?(\.min\.js)",
-                             url):
-            path = bokeh_js / f"{m[1]}{m[2]}"  # bokeh-widgets-3.9.2.min.js
-        elif m := re.fullmatch(rf"https://cdn\.holoviz\.org/panel/{panel.__version__}/dist/(.+)",
-                               url):
-            path = panel_dist / m[1]
+        path = _local_copy(url) if cdn else None
         if path is not None and path.is_file():
             route.fulfill(path=str(path))
         else:
@@ -185,8 +191,13 @@ def _serve_cdn_locally(context: object) -> list[str]:
     return refused
 
 
-def test_bcm_app_renders_in_jupyterlab_and_follows_edits(jupyter, browser, tmp_path):
-    refused = _serve_cdn_locally(browser)
+@pytest.mark.parametrize(("jupyter", "cdn"), [
+    pytest.param(*CDN, id="cdn"),
+    # the same with the JavaScript in the notebook and no network: ~20 s more
+    pytest.param(*OFFLINE, id="offline-inline", marks=pytest.mark.slow),
+], indirect=["jupyter"])
+def test_bcm_app_renders_in_jupyterlab_and_follows_edits(jupyter, cdn, browser, tmp_path):
+    refused = _serve_cdn_locally(browser, cdn=cdn)
     page = browser.new_page()
     try:
         page.set_viewport_size({"width": 1280, "height": 2000})  # the whole page, unscrolled
@@ -212,7 +223,8 @@ def test_bcm_app_renders_in_jupyterlab_and_follows_edits(jupyter, browser, tmp_p
 
         # an edit in the output goes to the kernel and comes back as new numbers
         box = output.locator(".bcm-tn input").first
-        box.fill("20")
+        box.select_text()
+        box.press_sequentially("20")  # keys, as typed: none may reach JupyterLab's shortcuts
         box.press("Tab")  # leaving the field commits it (Enter is JupyterLab's, there)
         expect(output.get_by_test_id("tnr-hdi-lower")).to_have_text(edited["tnr-hdi-lower"])
         assert {test_id: text_of(output, test_id) for test_id in edited} == edited
@@ -224,7 +236,11 @@ def test_bcm_app_renders_in_jupyterlab_and_follows_edits(jupyter, browser, tmp_p
         streams = output.locator('[data-mime-type^="application/vnd.jupyter.std"]')
         assert streams.all_inner_texts() == []
         assert output.locator('[data-mime-type="application/vnd.jupyter.error"]').count() == 0
-        assert refused == []  # the output needed nothing but Bokeh's and Panel's files
+        # the output needed nothing but Bokeh's and Panel's files from the CDN (offline:
+        # nothing but a few theme stylesheets Panel 1.9 fetches for parts redrawn after an
+        # edit; those parts keep the browser's default look)
+        assert [url for url in refused if not url.endswith(".css")] == []
+        assert refused == [] or not cdn
     finally:
         page.close()
         browser.unroute_all()
