@@ -78,13 +78,25 @@ from bayescm.app.registry import Page
 __all__ = ["Page", "app", "serve"]
 
 
-def app(page: str | None = None) -> Any:
+def app(page: str | None = None, *, inline: bool = False) -> Any:
     """The web app inline in Jupyter: every page in a tab (or one page by its slug).
+
+    The last expression of a notebook cell, it shows the same pages as ``bayescm app``
+    in the cell's output (in JupyterLab, say): the widgets talk to the notebook's
+    kernel, so every edit recomputes there.  Nothing else is needed: the call loads
+    Panel's notebook support (``pn.extension``) itself.
 
     Parameters
     ----------
     page
         A page's slug (``"one"``, ...) to show that page alone; default all, in tabs.
+    inline
+        Embed the JavaScript the output runs (BokehJS and Panel: the saved notebook
+        grows by about 7 MB) instead of having the browser fetch it from the CDNs
+        cdn.bokeh.org and cdn.holoviz.org, Panel's default.  For a browser with no
+        internet access, where the default output stays empty: ``bcm.app(inline=True)``
+        (Panel 1.9 still asks the CDN for a few theme stylesheets of parts redrawn after
+        an edit: offline, those parts keep the browser's default look).
 
     Returns
     -------
@@ -93,13 +105,16 @@ def app(page: str | None = None) -> Any:
 
     Examples
     --------
+    In a notebook cell, ``bcm.app("one")`` shows the One-classifier page with the
+    cocaine example (TNR 95% HDI about 0.43-0.95); ``bcm.app()`` every page:
+
     >>> import bayescm as bcm
     >>> type(bcm.app()).__name__          # in a notebook cell, this shows the app
     'Tabs'
     """
     from bayescm.app.server import app as _app
 
-    return _app(page)
+    return _app(page, inline=inline)
 
 
 def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,

@@ -22,11 +22,13 @@ __all__ = ["app", "free_port", "routes", "serve", "wait_listening"]
 TITLE = "bayescm: how good is this classifier, really?"
 
 
-def _extension() -> None:
+def _extension(*, inline: bool = False) -> None:
     import panel as pn
 
-    # "notifications" off: errors are shown next to their field instead.
-    pn.extension(notifications=False, design="native", sizing_mode="stretch_width")
+    # "notifications" off: errors are shown next to their field instead.  ``inline`` is
+    # passed only when asked for, so a reader's own ``pn.config.inline`` stands otherwise.
+    pn.extension(notifications=False, design="native", sizing_mode="stretch_width",
+                 **({"inline": True} if inline else {}))
 
 
 def routes() -> dict[str, Any]:
@@ -127,11 +129,12 @@ def wait_listening(port: int, *, host: str = "127.0.0.1", timeout: float = 60.0)
         time.sleep(0.02)
 
 
-def app(page: str | None = None) -> Any:
-    """Every page in a tab (or the page ``page`` alone), for display in Jupyter."""
+def app(page: str | None = None, *, inline: bool = False) -> Any:
+    """Every page in a tab (or the page ``page`` alone), for display in Jupyter; see
+    :func:`bayescm.app.app`."""
     import panel as pn
 
-    _extension()
+    _extension(inline=inline)
     if page is not None:
         return shell(page_by_slug(page), links=False)
     return pn.Tabs(*[(p.title, shell(p, links=False)) for p in pages()], dynamic=True,
