@@ -87,12 +87,31 @@ def test_downloads_serve_the_results(tmp_path):
     np.testing.assert_array_equal(back.posterior["tnr"].values, idata.posterior["tnr"].values)
 
 
-def test_bcm_app_builds_the_pages_for_jupyter():
+def test_bcm_app_builds_the_pages_for_jupyter(monkeypatch):
+    import dataclasses
+
     import panel as pn
 
+    from bayescm.app import server
+
+    built = []
+
+    def counted(page):
+        def build():
+            built.append(page.slug)
+            return page.build()
+        return dataclasses.replace(page, build=build)
+
+    real = registry.pages()
+    monkeypatch.setattr(server, "pages", lambda: [counted(p) for p in real])
     tabs = bcm.app()
     assert isinstance(tabs, pn.Tabs)
-    assert [t for t in tabs._names] == [p.title for p in registry.pages()]
+    assert [t for t in tabs._names] == [p.title for p in real]
+    assert built == []  # nothing is built before it is shown
+    tabs.get_root()  # shown: the first tab only
+    assert built == [real[0].slug]
+    tabs.active = 2
+    assert built == [real[0].slug, real[2].slug]
     one = bcm.app("one")
     html = "".join(str(getattr(o, "object", "")) for o in one.select(pn.pane.HTML))
     assert 'data-testid="tnr-hdi-lower"' in html  # the cocaine example, computed

@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bayescm.app.layout import shell
+from bayescm.app.registry import Page, pages
 from bayescm.app.registry import page as page_by_slug
-from bayescm.app.registry import pages
 
 __all__ = ["app", "free_port", "routes", "serve", "wait_listening"]
 
@@ -137,5 +138,13 @@ def app(page: str | None = None, *, inline: bool = False) -> Any:
     _extension(inline=inline)
     if page is not None:
         return shell(page_by_slug(page), links=False)
-    return pn.Tabs(*[(p.title, shell(p, links=False)) for p in pages()], dynamic=True,
-                   sizing_mode="stretch_width")
+    # each page is built when its tab is first shown, not all at once (No labels starts
+    # a forkserver importing PyMC; a reader may never open it)
+    return pn.Tabs(*[(p.title, pn.param.ParamFunction(_later(p), lazy=True)) for p in pages()],
+                   dynamic=True, sizing_mode="stretch_width")
+
+
+def _later(page: Page) -> Callable[[], Any]:
+    def build() -> Any:
+        return shell(page, links=False)
+    return build
