@@ -14,7 +14,14 @@ import pytest
 
 import bayescm as bcm
 from bayescm.app import errors, registry, state
-from bayescm.app.downloads import csv_download, figure_downloads, netcdf_download, new_figure
+from bayescm.app.downloads import (
+    NOTHING,
+    csv_download,
+    figure_downloads,
+    netcdf_download,
+    new_figure,
+    refresh_downloads,
+)
 from bayescm.app.server import routes, wait_listening
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -74,7 +81,17 @@ def _boom():
 def test_downloads_serve_the_results(tmp_path):
     frame = pd.DataFrame({"metric": ["tpr"], "mean": [0.9]}).set_index("metric")
     assert csv_download(lambda: frame, "s.csv").callback().getvalue() == frame.to_csv()
-    assert csv_download(lambda: None, "s.csv").callback().getvalue() == b""
+    # nothing to download: the button is disabled, and a click racing an edit gets a
+    # file that says so under a name that says so (never an empty s.csv)
+    result = None
+    button = csv_download(lambda: result, "s.csv")
+    refresh_downloads([button])
+    assert button.disabled and "no result" in button.description
+    assert (button.callback().getvalue(), button.filename) == (NOTHING, "nothing-to-download.txt")
+    result = frame
+    refresh_downloads([button])
+    assert not button.disabled
+    assert (button.callback().getvalue(), button.filename) == (frame.to_csv(), "s.csv")
     fig, ax = new_figure()
     ax.plot([0, 1], [0, 1])
     png, svg = (b.callback().getvalue() for b in figure_downloads(lambda: fig, "plot"))

@@ -339,3 +339,18 @@ def test_a_plan_is_withdrawn_when_the_matrix_changes():
     assert "n-required" in page.plan_text.object and page.plan_frame is not None
     page.state.tn = 60  # the plan was for tn = 6: it no longer describes this matrix
     assert page.plan_text.object == "" and page.plan_frame is None
+
+
+def test_download_buttons_with_nothing_to_serve_are_disabled():
+    page = OneClassifier()  # outside a server, figures are drawn at once (layout.soon)
+    by_name = {b.filename: b for b in page.downloads}
+    assert by_name["sample_size.csv"].disabled  # no plan yet
+    assert not any(b.disabled for n, b in by_name.items() if n != "sample_size.csv")
+    page.state.ss_width = 0.3
+    page.plan()
+    assert not by_name["sample_size.csv"].disabled
+    assert by_name["sample_size.csv"].callback().getvalue() == page.plan_frame.to_csv()
+    page.state.tn = -1  # no result: nothing to download anywhere
+    assert page.analysis is None and all(b.disabled for b in page.downloads)
+    page.state.tn = 6
+    assert not by_name["summary.csv"].disabled and by_name["sample_size.csv"].disabled

@@ -138,3 +138,42 @@ def test_one_classifier_links_to_the_one_classifier_page(cases) -> None:
     head, *rows = res.query["matrix"].split("; ")
     assert head.split(",") == list(mc.labels)
     assert [[int(v) for v in r.split(",")] for r in rows] == mc.counts[0].tolist()
+
+
+def test_messages_say_what_to_do() -> None:
+    # a Windows-1252 file (Excel's plain "CSV"): where the bad byte is, and how to save it
+    latin = "y_true,A\nmalade,malade\nsain,malade\nsain,sain\nété,été".encode("cp1252")
+    with pytest.raises(InputError) as caught:
+        ul.read_csv(latin)
+    first_bad = latin.index("é".encode("cp1252"))
+    assert caught.value.field == "file"
+    assert f"at byte {first_bad}" in caught.value.message
+    assert "save it as CSV UTF-8 (Excel: Save As > CSV UTF-8)" in caught.value.message
+    # a row longer than the header: pandas' line and count, and what to check
+    with pytest.raises(InputError) as caught:
+        ul.read_csv(b"y_true,A\n1,1\n0,0,1,1\n")
+    message = caught.value.message
+    assert caught.value.field == "file"
+    assert "expected 2 fields in line 3, saw 4" in message
+    assert all(w in message for w in ("separator", "names the columns", "quote"))
+    assert "C error" not in message and "tokenizing" not in message
+    # a positive label that is not in the file: the labels that are
+    labelled = b"y_true,A\nill,ill\nwell,ill\nwell,well"
+    with pytest.raises(InputError) as caught:
+        ul.analyse(ul.read_csv(labelled), ul.UploadState(positive="sick"))
+    assert caught.value.field == "positive"
+    assert "'sick' is not among the labels in column y_true of the file: ill, well." in \
+        caught.value.message
+    # unlabelled: the labels the classifiers predict
+    with pytest.raises(InputError) as caught:
+        ul.analyse(ul.read_csv(b"A,B\nyes,no\nno,no\nyes,yes"), ul.UploadState(positive="1"))
+    assert "'1' is not among the labels the classifiers predict: no, yes." in \
+        caught.value.message
+    # the same check on the Compare page's paired cases, one function and one message
+    state = compare_logic.CompareState(design="paired", positive="sick",
+                                       cases="y_true, A, B\nill, ill, well\nwell, ill, well")
+    with pytest.raises(InputError) as caught:
+        compare_logic.run(state)
+    assert caught.value.field == "positive"
+    assert "'sick' is not among the true labels (column y_true): ill, well." in \
+        caught.value.message

@@ -31,8 +31,15 @@ import numpy as np
 import pandas as pd
 
 import bayescm as bcm
-from bayescm.app.downloads import new_figure
-from bayescm.app.pages_common import InputError, PageState, field, read_csv_text, read_table
+from bayescm.app.downloads import SCREEN_DPI, new_figure, to_bytes
+from bayescm.app.pages_common import (
+    InputError,
+    PageState,
+    field,
+    positive_label,
+    read_csv_text,
+    read_table,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -112,16 +119,37 @@ class CompareResult:
         return fig
 
     def leaderboard_figure(self) -> Figure:
-        """The rank probabilities as a heat map (:func:`bayescm.plots.leaderboard`)."""
+        """The rank probabilities as a heat map (:func:`bayescm.plots.leaderboard`): a
+        new Figure, the caller's own."""
         return _board_figure(self.board, len(self.names))
 
+    def leaderboard_png(self) -> bytes:
+        """:meth:`leaderboard_figure` as PNG at the page's resolution, remembered with
+        its leaderboard: an edit of the margin or of A and B keeps the leaderboard, so
+        the same bytes come back (the page compares them by identity to skip a redraw).
 
-@functools.lru_cache(maxsize=16)
+        >>> res = run(CompareState())
+        >>> png = res.leaderboard_png()
+        >>> png[:4], run(CompareState(margin=0.1)).leaderboard_png() is png
+        (b'\\x89PNG', True)
+        """
+        return _board_png(self.board, len(self.names))
+
+
 def _board_figure(board: Any, n: int) -> Figure:
-    # remembered with its leaderboard: drawing it is most of an edit's time
     fig, ax = new_figure(6, 1.2 + 0.5 * min(n, 10), right=0.5)  # the colour bar's label
     bcm.plots.leaderboard(board, ax=ax)
     return fig
+
+
+@functools.lru_cache(maxsize=16)
+def _board_png(board: Any, n: int) -> bytes:
+    # Drawing the heat map is most of an edit's time, so it is remembered across edits
+    # and sessions.  The cache holds immutable bytes, never the Figure: a Figure shared
+    # by every session could be drawn into, resized or saved by two at once (a Jupyter
+    # kernel and the server, or a download while another session shows it), and would
+    # keep its canvas and every artist alive for all of them.
+    return to_bytes(_board_figure(board, n), "png", dpi=SCREEN_DPI)
 
 
 def parse_counts(text: str) -> bcm.ConfusionMatrix | bcm.MulticlassConfusionMatrix:
@@ -214,17 +242,6 @@ def _pick(state: CompareState, names: list[str]) -> tuple[str, str]:
     return a, b
 
 
-def _positive(state: CompareState, y: pd.Series) -> Any:
-    """The positive label as the data spell it (the text box holds a string)."""
-    if not state.positive:
-        return None
-    for value in pd.unique(y):
-        if str(value) == state.positive:
-            return value
-    raise InputError("positive", f"The positive label {state.positive!r} is not among the "
-                                 f"true labels {sorted(map(str, pd.unique(y)))}.")
-
-
 def seeds(seed: int) -> tuple[int, int]:
     """The seeds of the comparison and of the leaderboard drawn from the page's seed (so
     that anyone can reproduce the page's numbers with the library).
@@ -274,7 +291,8 @@ def run(state: CompareState) -> CompareResult:
         names = [str(c) for c in preds.columns]
         preds.columns = names
         a, b = _pick(state, names)
-        positive = _positive(state, y)
+        positive = positive_label(state.positive, y,
+                                  where="the true labels (column y_true)")
         with field("metric"):
             comparison = bcm.analysis.compare_paired(
                 y, preds[a], preds[b], state.metric, state.margin, positive=positive,

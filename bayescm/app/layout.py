@@ -29,7 +29,18 @@ NAV_CSS = """
 
 
 def header(current: Page | None, *, links: bool = True) -> Any:
-    """The title bar: bayescm and, when served, a link to each page."""
+    """The title bar: bayescm and, when served, a link to each page (``current``'s
+    marked, for the reader's bearings).
+
+    Examples
+    --------
+    >>> from bayescm.app.registry import page
+    >>> nav = header(page("compare")).object
+    >>> 'href="./compare" class="current"' in nav, 'href="./one" title=' in nav
+    (True, True)
+    >>> header(None, links=False).object.count("<a ")   # in Jupyter: no links
+    0
+    """
     import panel as pn
 
     items = ['<span class="brand">bayescm</span>']
@@ -43,7 +54,15 @@ def header(current: Page | None, *, links: bool = True) -> Any:
 
 
 def section(title: str, *objects: Any, **kwargs: Any) -> Any:
-    """A titled block of a page (a heading, then ``objects``), stretched to the width."""
+    """A titled block of a page (a heading, then ``objects``), stretched to the width.
+
+    Examples
+    --------
+    >>> import panel as pn
+    >>> block = section("Leaderboard", pn.pane.HTML("<p>A first</p>"), margin=0)
+    >>> block.objects[0].object, len(block.objects), block.sizing_mode, block.margin
+    ('### Leaderboard', 2, 'stretch_width', 0)
+    """
     import panel as pn
 
     kwargs.setdefault("sizing_mode", "stretch_width")
@@ -51,7 +70,15 @@ def section(title: str, *objects: Any, **kwargs: Any) -> Any:
 
 
 def columns(*objects: Any, min_width: int = 340) -> Any:
-    """Side by side when the screen is wide, one under the other on a phone."""
+    """Side by side when the screen is wide, one under the other on a phone: each
+    object grows from ``min_width`` pixels, and wraps below when the row has no room.
+
+    Examples
+    --------
+    >>> box = columns("inputs", "results", min_width=200)
+    >>> type(box).__name__, box.flex_wrap, [c.styles["flex"] for c in box.objects]
+    ('FlexBox', 'wrap', ['1 1 200px', '1 1 200px'])
+    """
     import panel as pn
 
     styles = {"flex": f"1 1 {min_width}px", "min-width": "0"}
@@ -61,7 +88,17 @@ def columns(*objects: Any, min_width: int = 340) -> Any:
 
 
 def shell(page: Page, *, links: bool = True) -> Any:
-    """``page`` built, under the title bar."""
+    """``page`` built, under the title bar.
+
+    Examples
+    --------
+    >>> import panel as pn
+    >>> demo = Page(slug="demo", title="Demo", order=99, description="a demo",
+    ...             build=lambda: pn.pane.Markdown("hello"))
+    >>> top, body = shell(demo).objects
+    >>> 'data-testid="nav-one"' in top.object, body.object
+    (True, 'hello')
+    """
     import panel as pn
 
     return pn.Column(header(page, links=links), page.build(), sizing_mode="stretch_width",
@@ -74,6 +111,12 @@ def soon(callback: Any) -> None:
     In a served session it is scheduled on the server's next tick, so what the current
     callback changed (the numbers) is sent first and slow work (drawing figures)
     follows; elsewhere (Jupyter, tests) it runs now.
+
+    Examples
+    --------
+    >>> done = []
+    >>> soon(lambda: done.append("drawn")); done   # no server session here: at once
+    ['drawn']
     """
     import panel as pn
 

@@ -238,7 +238,33 @@ class NoLabelsResult:
 
 def summarise(idata: Any, path: Path, *, hdi_prob: float = 0.95) -> NoLabelsResult:
     """The page's tables from a fit: Se and Sp per classifier, prevalence per population,
-    the convergence verdict and the predictive check."""
+    the convergence verdict and the predictive check.
+
+    ``path`` is where the fit was saved (the NetCDF download reads it); nothing is
+    written here.
+
+    Examples
+    --------
+    A fit far too short to trust, which the verdict says in words:
+
+    >>> import warnings
+    >>> built = build(NoLabelsState())
+    >>> with warnings.catch_warnings():   # bcm.fit warns that it has not converged
+    ...     warnings.simplefilter("ignore")
+    ...     idata = bcm.fit(built.model, draws=100, tune=100, chains=2, random_seed=1)
+    >>> result = summarise(idata, "fit.nc")
+    >>> result.summary[["parameter", "unit"]].to_numpy().tolist()
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [['sensitivity', 'A'], ['sensitivity', 'B'], ['specificity', 'A'],
+     ['specificity', 'B'], ['prevalence', 'site1'], ['prevalence', 'site2']]
+    >>> se_a = bcm.summary(idata, metrics=["tpr"]).loc[("site1", "A", "tpr"), "mean"]
+    >>> bool(result.summary.loc[0, "mean"] == se_a)    # the library's summary
+    True
+    >>> result.converged, result.convergence.split(":")[0]
+    (False, 'NOT converged')
+    >>> list(result.check.index), list(result.check.columns)
+    (['site1', 'site2', 'all'], ['observed', 'replicated', 'p_value'])
+    """
     table = bcm.summary(idata, metrics=["tpr", "tnr", "prevalence"], hdi_prob=hdi_prob)
     pops = table.index.get_level_values("population").unique()
     clfs = table.index.get_level_values("classifier").unique()

@@ -289,6 +289,17 @@ def table_rows(table: pd.DataFrame) -> pd.DataFrame:
 
     Columns ``label``, ``mean``, ``median``, ``hdi_lower``, ``hdi_upper``,
     ``hdi_width`` (the metric uncertainty) and ``plug_in``; index the row keys.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> a = analyse(bcm.ConfusionMatrix(**EXAMPLE), metrics=["tpr", "tnr"], draws=500)
+    >>> rows = table_rows(a.table)
+    >>> list(rows.index), float(rows.loc["tnr", "plug_in"]), rows.loc["tnr", "label"]
+    (['tpr', 'tnr'], 0.75, 'True negative rate (specificity)')
+    >>> k = analyse(matrix("multiclass", text="a,b; 5,1; 2,7"), metrics=["tpr"], draws=500)
+    >>> list(table_rows(k.table).index)      # a class's rate: metric[class]
+    ['tpr[a]', 'tpr[b]']
     """
     from bayescm import metrics as registry
 
@@ -309,7 +320,23 @@ def table_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def forest(rows: pd.DataFrame, ax: Any, *, hdi_prob: float = 0.95) -> Any:
-    """Each metric's HDI as a line and posterior mean as a dot, one row per metric."""
+    """Each metric's HDI as a line and posterior mean as a dot, one row per metric
+    (the first on top), the plug-in value as a cross.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> from bayescm.app.downloads import new_figure
+    >>> a = analyse(bcm.ConfusionMatrix(**EXAMPLE), metrics=["tpr", "tnr"], draws=500)
+    >>> rows = table_rows(a.table)
+    >>> fig, ax = new_figure()
+    >>> ax = forest(rows, ax)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['tpr', 'tnr']
+    >>> (lo, y), (hi, _) = ax.collections[0].get_segments()[1]   # the TNR's line, at y = 0
+    >>> y, (lo, hi) == tuple(rows.loc["tnr", ["hdi_lower", "hdi_upper"]])
+    (np.float64(0.0), True)
+    """
     y = np.arange(len(rows))[::-1]
     ax.hlines(y, rows["hdi_lower"], rows["hdi_upper"], color="C0", lw=2.5)
     ax.plot(rows["mean"], y, "o", color="C0", ms=5, label="posterior mean")
@@ -330,7 +357,21 @@ MAX_PMF_OUTCOMES = 1_000_000
 def predictive(data: ConfusionMatrix, metric: str, n_pos: int, n_neg: int, *,
                priors: dict[str, Any] | None = None) -> pd.DataFrame:
     """Exact pmf of ``metric`` on a future test set of ``n_pos`` + ``n_neg`` cases
-    (:func:`bayescm.exact.metric_pmf`, the page's TPR and TNR priors)."""
+    (:func:`bayescm.exact.metric_pmf`, the page's TPR and TNR priors).
+
+    Examples
+    --------
+    The cocaine classifier (26 of 26 positives found), flat priors: TPR ~ Beta(27, 1)
+    and a future test set of 4 positives is all found with probability
+    :math:`E[\\mathrm{TPR}^4] = 27/31`:
+
+    >>> import bayescm as bcm
+    >>> pmf = predictive(bcm.ConfusionMatrix(**EXAMPLE), "tpr", 4, 2)
+    >>> pmf["value"].tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> bool(abs(pmf["probability"].iloc[-1] - 27 / 31) < 1e-12)
+    True
+    """
     from bayescm import exact
 
     if not isinstance(data, ConfusionMatrix):
@@ -364,7 +405,18 @@ def pmf_plot(frame: pd.DataFrame, metric: str, ax: Any) -> Any:
 
 def sample_size(data: ConfusionMatrix | MulticlassConfusionMatrix, metric: str,
                 target_width: float, *, assurance: float = 0.95, seed: int = 1) -> Any:
-    """``bcm.analysis.sample_size`` with ``data`` as the pilot study."""
+    """``bcm.analysis.sample_size`` with ``data`` as the pilot study (it simulates a
+    thousand studies at each size it tries: about half a second).
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> plan = sample_size(bcm.ConfusionMatrix(**EXAMPLE), "tnr", 0.3)
+    >>> plan.n_required   # in total: some 8 in 34 are negatives, which set the TNR's width
+    250
+    >>> bool(plan.curve.loc[plan.n_required, "width_quantile"] <= 0.3)   # 95% of studies
+    True
+    """
     from bayescm.analysis import sample_size as plan
 
     return plan(target_width, metric=metric, pilot=data, assurance=assurance,

@@ -48,8 +48,8 @@ from bayescm.app.errors import is_user_error, log
 from bayescm.app.errors import message as message_of
 from bayescm.app.state import changed, restore
 
-__all__ = ["InputError", "PageState", "field", "frame_html", "message_of", "read_csv_text",
-           "read_table"]
+__all__ = ["InputError", "PageState", "csv_problem", "field", "frame_html", "message_of",
+           "positive_label", "read_csv_text", "read_table"]
 
 S = TypeVar("S", bound="PageState")
 
@@ -226,9 +226,62 @@ def read_csv_text(text: str, name: str) -> pd.DataFrame:
         frame = pd.read_csv(io.StringIO(text.strip()), sep=sep, skipinitialspace=True,
                             comment="#")
     except (ValueError, pd.errors.ParserError) as err:
-        raise InputError(name, f"Cannot read the text as CSV: {err}") from None
+        raise InputError(name, csv_problem(err)) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
+
+
+def csv_problem(err: Exception) -> str:
+    """What to check when pandas cannot read a CSV text, with pandas' detail made short
+    (its parser's prefix dropped: the reader needs the line, not the parser's name).
+
+    >>> csv_problem(ValueError("Error tokenizing data. C error: Expected 2 fields in "
+    ...                        "line 3, saw 4\\n"))  # doctest: +ELLIPSIS
+    'Cannot read the text as CSV (expected 2 fields in line 3, saw 4). Check that...'
+    """
+    detail = re.sub(r"^.*C error:\s*", "", str(err).strip().splitlines()[0]
+                    if str(err).strip() else type(err).__name__)
+    detail = detail[:1].lower() + detail[1:120].rstrip(". ")
+    return (f"Cannot read the text as CSV ({detail}). Check that every line uses the "
+            "header line's separator (comma, semicolon or tab) and has as many entries "
+            "as the header, that the first line names the columns, and that every "
+            'quote (") is closed.')
+
+
+def positive_label(text: str, values: Any, *, where: str = "the true labels",
+                   name: str = "positive") -> Any:
+    """The positive label as the data spell it (a text box holds a string; the data may
+    hold numbers), or None for an empty ``text`` (the library then takes 1 or True).
+
+    Raises
+    ------
+    InputError
+        For field ``name``, when no value of ``values`` reads as ``text``: the message lists
+        the labels found (``where`` says where they were found).
+
+    Examples
+    --------
+    >>> label = positive_label("1", pd.Series([0, 1, 1]))   # the number 1, not "1"
+    >>> print(label + 1, positive_label("", [0, 1]))
+    2 None
+    >>> try:
+    ...     positive_label("yes", ["Y", "N", None], where="the labels in column y_true")
+    ... except InputError as err:
+    ...     print(err.field, err.message)  # doctest: +NORMALIZE_WHITESPACE
+    positive The positive label 'yes' is not among the labels in column y_true: N, Y.
+    Type one of them, or leave the field empty when the labels are 0/1 or False/True.
+    """
+    if not text:
+        return None
+    found = pd.unique(pd.Series(values).dropna())
+    for value in found:
+        if str(value) == text:
+            return value
+    names = sorted(map(str, found))
+    shown = ", ".join(names[:20]) + (f", ... ({len(names)} labels)" if len(names) > 20 else "")
+    raise InputError(name, f"The positive label {text!r} is not among {where}: {shown}. "
+                           "Type one of them, or leave the field empty when the "
+                           "labels are 0/1 or False/True.")
 
 
 _TABLE_STYLE = (

@@ -76,6 +76,25 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
     -------
     The Bokeh server, or with ``threaded=True`` the thread serving it, once it accepts
     connections.
+
+    Notes
+    -----
+    Without ``threaded=True`` the call does not return until the server is stopped
+    (Ctrl+C): that is ``bayescm app``.  The example below serves from a thread on a
+    free port, reads the first page and stops; most of its time is the imports that
+    :func:`serve` makes at once (ArviZ, Matplotlib), so that a session never finds
+    them half-imported by another.
+
+    Examples
+    --------
+    >>> import urllib.request
+    >>> port = free_port()
+    >>> server = serve(port=port, threaded=True)       # returns once it listens
+    >>> with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as page:
+    ...     page.status, TITLE in page.read().decode()
+    (200, True)
+    >>> server.stop(); server.join(timeout=10); server.is_alive()
+    False
     """
     import panel as pn
 

@@ -35,7 +35,13 @@ import pandas as pd
 
 import bayescm as bcm
 from bayescm.app import compare_logic, nolabels_logic, one_classifier_logic
-from bayescm.app.pages_common import InputError, PageState, field, read_csv_text
+from bayescm.app.pages_common import (
+    InputError,
+    PageState,
+    field,
+    positive_label,
+    read_csv_text,
+)
 
 __all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "group_columns",
            "read_csv"]
@@ -112,23 +118,15 @@ def read_csv(data: bytes | str) -> pd.DataFrame:
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     except UnicodeDecodeError as err:
-        raise InputError("file", f"The file is not UTF-8 text: {err}") from None
+        raise InputError("file", f"The file is not UTF-8 text ({err.reason} at byte "
+                                f"{err.start}): save it as CSV UTF-8 (Excel: Save As > "
+                                "CSV UTF-8) and upload it again.") from None
     frame = read_csv_text(text, "file")
     if frame.empty:
         raise InputError("file", "The file has no cases: one row per case below a header "
                                  "line naming the columns (y_true, one column per "
                                  "classifier, optionally group and population).")
     return frame
-
-
-def _positive(state: UploadState, values: pd.Series) -> Any:
-    if not state.positive:
-        return None
-    for v in pd.unique(values.dropna()):
-        if str(v) == state.positive:
-            return v
-    raise InputError("positive", f"The positive label {state.positive!r} does not occur in "
-                                 "the file.")
 
 
 def agreement_text(table: bcm.AgreementTable) -> str:
@@ -173,7 +171,8 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     truth = frame[state.truth] if state.truth in frame.columns else None
     if truth is None or truth.isna().any():
         return _agreement(frame, classifiers, truth, state)
-    positive = _positive(state, truth)
+    positive = positive_label(state.positive, truth,
+                              where=f"the labels in column {state.truth} of the file")
     if any(g in frame.columns for g in groups):
         return _groups(frame, classifiers, truth, positive, state)
     if len(classifiers) == 1:
@@ -274,7 +273,8 @@ def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | N
         table = bcm.AgreementTable.from_predictions(
             {c: frame[c].to_numpy() for c in classifiers},
             population=None if population is None else population.to_numpy(),
-            positive=_positive(state, pd.concat([frame[c] for c in classifiers])),
+            positive=positive_label(state.positive, pd.concat([frame[c] for c in classifiers]),
+                                    where="the labels the classifiers predict"),
             y_true=None if truth is None else truth.to_numpy())
     nstate = nolabels_logic.NoLabelsState(table=agreement_text(table), seed=state.seed)
     built = nolabels_logic.build(nstate)

@@ -9,7 +9,7 @@ from bayescm.app.errors import ErrorNote
 from bayescm.app.pages_common import InputError, PageState
 from bayescm.app.state import TOO_LONG, sync_url
 
-__all__ = ["MAX_TEXT", "clear_errors", "keep_in_url", "notes", "show_error"]
+__all__ = ["MAX_TEXT", "clear_errors", "field", "keep_in_url", "notes", "show_error"]
 
 MAX_TEXT = 1_000_000
 """Longest text a page's text area takes (``max_length``): pasted predictions of some
@@ -21,6 +21,26 @@ cases), so the page analysed part of the data.  Such text is too long for a link
 def notes(names: Any) -> dict[str, ErrorNote]:
     """One :class:`ErrorNote` per field (and ``url`` for a link's refused values)."""
     return {n: ErrorNote(n) for n in ("url", *names)}
+
+
+def field(widgets: dict[str, Any], found: dict[str, ErrorNote], name: str) -> Any:
+    """Widget ``name`` with its note under it, stretched to the width: where the
+    library's message for that field shows.  Pages bind their own widgets and notes
+    (``functools.partial(field, self.w, self.notes)``).
+
+    Examples
+    --------
+    >>> import panel as pn
+    >>> found = notes(["margin"])
+    >>> margin = pn.widgets.FloatInput(label="Margin")
+    >>> box = field({"margin": margin}, found, "margin")
+    >>> found["margin"].show("margin must be a finite number, got nan.")
+    >>> box.objects[0] is margin, "got nan" in box.objects[1].object  # the note, under it
+    (True, True)
+    """
+    import panel as pn
+
+    return pn.Column(widgets[name], found[name], sizing_mode="stretch_width")
 
 
 def clear_errors(found: dict[str, ErrorNote]) -> None:

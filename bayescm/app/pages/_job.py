@@ -153,7 +153,18 @@ class JobRunner:
 
 def sampler_widgets(params: Any) -> dict[str, Any]:
     """Inputs of the sampler's options (``draws``, ``tune``, ``chains`` of a page's
-    ``param`` state), with their CSS classes."""
+    ``param`` state), with their CSS classes.
+
+    Examples
+    --------
+    >>> from bayescm.app.nolabels_logic import NoLabelsState
+    >>> params = NoLabelsState(draws=500).params()
+    >>> widgets = sampler_widgets(params)
+    >>> sorted(widgets), widgets["draws"].value, widgets["draws"].label
+    (['chains', 'draws', 'tune'], 500, 'Draws per chain')
+    >>> widgets["chains"].value = 2; params.chains     # an edit reaches the page's state
+    2
+    """
     p = params.param
     return {
         "draws": pn.widgets.IntInput.from_param(p.draws, label="Draws per chain",
@@ -167,7 +178,17 @@ def sampler_widgets(params: Any) -> dict[str, Any]:
 
 def convergence_html(message: str, ok: bool, *, testid: str = "convergence") -> str:
     """The convergence verdict (:meth:`bayescm.ConvergenceReport.message`): its first
-    line in bold, green if converged, amber if not, the reasons as a list."""
+    line in bold, green if converged, amber if not, the reasons as a list.
+
+    Examples
+    --------
+    >>> print(convergence_html("NOT converged: R-hat 1.08.\\n- R-hat >= 1.01: run longer.",
+    ...                        False))  # doctest: +NORMALIZE_WHITESPACE
+    <div data-testid="convergence" style="color:#9a6700"><b>NOT converged: R-hat
+    1.08.</b><ul><li>R-hat &gt;= 1.01: run longer.</li></ul></div>
+    >>> "#1a7f37" in convergence_html("Converged by construction.", True)   # green
+    True
+    """
     color = "#1a7f37" if ok else "#9a6700"
     lines = message.splitlines()
     items = "".join(f"<li>{html.escape(x.lstrip('- '))}</li>" for x in lines[1:])

@@ -7,6 +7,7 @@ shows bad input's message under its field and keeps the state in the URL.
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -19,6 +20,7 @@ from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages._fields import (
     MAX_TEXT,
     clear_errors,
+    field,
     keep_in_url,
     notes,
     show_error,
@@ -88,9 +90,6 @@ class Compare:
                                                    css_classes=["bcm-seed"]),
         }
 
-    def field(self, name: str) -> Any:
-        return pn.Column(self.w[name], self.notes[name], sizing_mode="stretch_width")
-
     def update(self, *_events: Any) -> None:
         state = logic.CompareState.from_params(self.state)
         paired = state.design == "paired"
@@ -129,7 +128,7 @@ class Compare:
     def draw(self, res: logic.CompareResult) -> None:
         if res is not self.result:  # an edit came since: its own draw follows
             return
-        board = res.leaderboard_figure()
+        board = res.leaderboard_png()
         show_figure(self.diff_plot, res.difference_figure(), name="difference-plot")
         if self.shown_board is not board:  # the same leaderboard: nothing to redraw
             show_figure(self.board_plot, board, name="leaderboard-plot")
@@ -157,13 +156,12 @@ class Compare:
                            *figure_downloads(figure("leaderboard"), "leaderboard",
                                             name="leaderboard-plot"))),
             sizing_mode="stretch_width", visible=self.result is not None)
+        f = functools.partial(field, self.w, self.notes)
         inputs = section(
-            "Classifiers", self.notes["url"], self.field("design"), self.field("counts"),
-            self.field("cases"), self.field("positive"),
-            columns(self.field("metric"), self.field("label"), self.field("margin"),
-                    min_width=160),
-            columns(self.field("a"), self.field("b"), min_width=160),
-            columns(self.field("hdi_prob"), self.field("seed"), min_width=160))
+            "Classifiers", self.notes["url"], f("design"), f("counts"), f("cases"),
+            f("positive"), columns(f("metric"), f("label"), f("margin"), min_width=160),
+            columns(f("a"), f("b"), min_width=160),
+            columns(f("hdi_prob"), f("seed"), min_width=160))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
                          self.outputs, sizing_mode="stretch_width")
 

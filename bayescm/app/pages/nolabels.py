@@ -9,6 +9,7 @@ fitted page (``fitted=1`` in the URL) fits again when opened.
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -27,6 +28,7 @@ from bayescm.app.layout import columns, section, soon
 from bayescm.app.pages._fields import (
     MAX_TEXT,
     clear_errors,
+    field,
     keep_in_url,
     notes,
     show_error,
@@ -154,15 +156,13 @@ class NoLabels:
                 csv_download(get("check"), "check.csv", name="check")),
             sizing_mode="stretch_width", visible=False)
 
-        def field(name: str) -> Any:
-            return pn.Column(self.w[name], self.notes[name], sizing_mode="stretch_width")
-
+        f = functools.partial(field, self.w, self.notes)
         inputs = section(
-            "Agreement table", self.notes["url"], field("table"),
+            "Agreement table", self.notes["url"], f("table"),
             pn.pane.HTML(f"<small>{PRIOR_HELP}</small>", sizing_mode="stretch_width"),
-            field("priors"), field("dependence"),
-            columns(*(field(n) for n in ("draws", "tune", "chains")), min_width=120),
-            columns(field("seed"), field("hdi_prob"), min_width=160))
+            f("priors"), f("dependence"),
+            columns(*(f(n) for n in ("draws", "tune", "chains")), min_width=120),
+            columns(f("seed"), f("hdi_prob"), min_width=160))
         return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
                          self.verdict, self.runner.view(), self.outputs,
                          sizing_mode="stretch_width")

@@ -30,6 +30,7 @@ from bayescm.app.downloads import (
     figure_pane,
     netcdf_download,
     new_figure,
+    refresh_downloads,
     show_figure,
 )
 from bayescm.app.errors import ErrorNote
@@ -302,6 +303,7 @@ class OneClassifier:
             show_figure(self.forest, self.figures["posterior"], name="posterior-plot")
             show_figure(self.density, self.figures["density"], name="density-plot")
             show_figure(self.pmf_plot, self.figures["pmf"], name="pmf-plot")
+            refresh_downloads(self.downloads)  # grey out what has nothing to download
 
     def _density(self) -> Any:
         """The library's posterior plot (density, HDI, mean, plug-in) of one metric."""
@@ -343,6 +345,7 @@ class OneClassifier:
                 "posterior under flat priors, and each is analysed with flat priors (the "
                 "priors above are not used here).</small></p>")
             self.plan_frame = result.to_frame()
+        refresh_downloads(self.downloads)
 
     def outputs(self) -> Any:
         s = self.state
@@ -358,16 +361,22 @@ class OneClassifier:
         get = lambda name: (lambda: self.figures.get(name))  # noqa: E731
         table = lambda: None if self.analysis is None else self.analysis.table  # noqa: E731
         idata = lambda: None if self.analysis is None else self.analysis.fit()  # noqa: E731
+        # the buttons stay in view: refresh_downloads disables those with nothing to serve
+        self.downloads = [
+            csv_download(table, "summary.csv", name="summary"),
+            *figure_downloads(get("posterior"), "posterior", name="posterior"),
+            netcdf_download(idata, "fit.nc", available=lambda: self.analysis is not None),
+            *figure_downloads(get("density"), "posterior_density", name="density"),
+            csv_download(lambda: self.pmf_frame, "predictive_pmf.csv", name="pmf"),
+            *figure_downloads(get("pmf"), "predictive_pmf", name="pmf"),
+            csv_download(lambda: self.plan_frame, "sample_size.csv", name="sample-size")]
+        d = self.downloads
         posterior = section(
-            "Posterior", self.results, self.deception, self.forest,
-            pn.FlexBox(csv_download(table, "summary.csv", name="summary"),
-                       *figure_downloads(get("posterior"), "posterior", name="posterior"),
-                       netcdf_download(idata, "fit.nc")),
+            "Posterior", self.results, self.deception, self.forest, pn.FlexBox(*d[:4]),
             pn.widgets.TextInput.from_param(s.param.density, label="posterior density of",
                                             css_classes=["bcm-density"], width=160),
             self.notes["density"], self.density,
-            pn.FlexBox(*figure_downloads(get("density"), "posterior_density",
-                                         name="density")))
+            pn.FlexBox(*d[4:6]))
         pmf_inputs = pn.FlexBox(
             pn.widgets.TextInput.from_param(s.param.pmf_metric, label="metric",
                                             css_classes=["bcm-pmf-metric"], width=110),
@@ -378,8 +387,7 @@ class OneClassifier:
         predictive = section(
             "What a future test set would observe (exact predictive pmf)", pmf_inputs,
             self.notes["pmf"], self.pmf_text, self.pmf_plot,
-            pn.FlexBox(csv_download(lambda: self.pmf_frame, "predictive_pmf.csv", name="pmf"),
-                       *figure_downloads(get("pmf"), "predictive_pmf", name="pmf")))
+            pn.FlexBox(*d[6:9]))
         button = pn.widgets.Button(label="Plan", color="primary", css_classes=["bcm-plan"],
                                    width=90)
         button.on_click(self.plan)
@@ -390,8 +398,7 @@ class OneClassifier:
                 pn.widgets.FloatInput.from_param(s.param.ss_width, label="HDI width",
                                                  step=0.01, css_classes=["bcm-ss-width"],
                                                  width=110), button),
-            self.notes["sample-size"], self.rule, self.plan_text,
-            csv_download(lambda: self.plan_frame, "sample_size.csv", name="sample-size"))
+            self.notes["sample-size"], self.rule, self.plan_text, d[9])
         return pn.Column(posterior, predictive, planning, sizing_mode="stretch_width")
 
     def view(self) -> Any:

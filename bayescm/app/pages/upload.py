@@ -23,7 +23,7 @@ from bayescm.app.downloads import csv_download, netcdf_download
 from bayescm.app.fitjob import check_sampler
 from bayescm.app.layout import columns, section
 from bayescm.app.nolabels_logic import warm
-from bayescm.app.pages._fields import clear_errors, keep_in_url, notes, show_error
+from bayescm.app.pages._fields import clear_errors, field, keep_in_url, notes, show_error
 from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
 from bayescm.app.pages_common import InputError, frame_html
 from bayescm.app.registry import Page
@@ -255,7 +255,7 @@ class Upload:
             sizing_mode="stretch_width", visible=False)
 
     def field(self, name: str) -> Any:
-        return pn.Column(self.w[name], self.notes[name], sizing_mode="stretch_width")
+        return field(self.w, self.notes, name)
 
     def view(self) -> Any:
         inputs = section("File", self.notes["url"], self.file, self.notes["file"],
