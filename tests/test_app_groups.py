@@ -77,6 +77,12 @@ def test_pooled_job_is_the_library_fit_of_the_same_seed(tmp_path) -> None:
                           fpr.loc[["fpr vs rest"]]])
     assert len(expected) == 3 + 2 * 3  # three overall rows, three sites twice
     pd.testing.assert_frame_equal(result.disparity, expected, check_exact=True)
+    # the figure is the library's forests of the same fit: one per metric, in order
+    fig = gl.figure(result)
+    for ax, metric in zip(fig.axes, ("tpr", "fpr"), strict=True):
+        d = bcm.analysis.disparity(fit, metric, threshold=0.1)
+        assert ax.get_title() == f"P({metric} gap > 0.1) = {d.probability('gap'):.3f}"
+        assert [t.get_text() for t in ax.get_yticklabels()] == list(d.groups.index)
     # equalized odds by hand from the posterior's cells: max(TPR gap, FPR gap) per draw
     theta = fit.posterior["theta"]
     t_p = theta.sel(cell="tp") / (theta.sel(cell="tp") + theta.sel(cell="fn"))

@@ -257,6 +257,7 @@ def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path, pool
     page.locator(".bcm-pool button").click()
     page.get_by_test_id("pool-progress").wait_for()
     page.get_by_test_id("pool-convergence").wait_for(timeout=FIT_TIMEOUT_MS)
+    expect(page.get_by_test_id("disparity-plot")).to_be_visible()  # the library's forests
     screenshot(page, tmp_path, "upload-pooled")
     assert page.get_by_test_id("pool-measure").get_attribute("data-measure") == \
         "equalized_odds"

@@ -146,6 +146,40 @@ class PooledResult:
     measure: str
 
 
+def figure(result: PooledResult) -> Any:
+    """The library's disparity forests (:func:`bayescm.plots.disparity`) of the pooled
+    fit: per metric of the measure, each group minus the rest, the band within the
+    threshold shaded.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> cm = bcm.ConfusionMatrix.from_predictions(
+    ...     [1, 1, 0, 1, 1, 0, 1, 0], [1, 0, 0, 1, 1, 1, 1, 0], groups={"site": list("aabbccdd")})
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "fit.nc"
+    >>> fit = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=100, random_seed=1)
+    >>> _ = bcm.save(fit, path)
+    >>> res = PooledResult(path, pd.DataFrame(), pd.DataFrame(), True, "", 0.1, "equalized_odds")
+    >>> [ax.get_xlabel() for ax in figure(res).axes]
+    ['tpr minus rest', 'fpr minus rest']
+    """
+    from matplotlib.figure import Figure
+
+    idata = bcm.load(result.path)
+    found = [bcm.analysis.disparity(idata, metric, threshold=result.threshold, hdi_prob=HDI_PROB)
+             for metric in measure(result.measure).metrics]
+    groups = max(len(d.groups) for d in found)
+    longest = max(len(str(g)) for d in found for g in d.groups.index)
+    each, left = 1.5 + 0.3 * groups, 0.3 + 0.075 * longest  # inches: room for the labels
+    fig = Figure(figsize=(6.4, each * len(found)))
+    fig.subplots_adjust(left=left / 6.4, right=1 - 0.2 / 6.4, hspace=0.9 / each,
+                        top=1 - 0.4 / (each * len(found)), bottom=0.55 / (each * len(found)))
+    for ax, d in zip(fig.subplots(len(found), 1, squeeze=False)[:, 0], found, strict=True):
+        bcm.plots.disparity(d, ax=ax)
+    return fig
+
+
 def check(cm: bcm.ConfusionMatrix, state: Any) -> Measure:
     """The chosen :class:`Measure`, once the threshold and the measure have passed
     :func:`bayescm.analysis.disparity` itself (on a few exact draws of the unpooled

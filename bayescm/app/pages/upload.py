@@ -19,9 +19,15 @@ import panel as pn
 import bayescm as bcm
 from bayescm.app import groups_logic
 from bayescm.app import upload_logic as logic
-from bayescm.app.downloads import csv_download, netcdf_download
+from bayescm.app.downloads import (
+    csv_download,
+    figure_downloads,
+    figure_pane,
+    netcdf_download,
+    show_figure,
+)
 from bayescm.app.fitjob import check_sampler
-from bayescm.app.layout import columns, section
+from bayescm.app.layout import columns, section, soon
 from bayescm.app.nolabels_logic import warm
 from bayescm.app.pages._fields import clear_errors, field, keep_in_url, notes, show_error
 from bayescm.app.pages._job import JobRunner, convergence_html, sampler_widgets
@@ -98,6 +104,8 @@ class Upload:
         self.pool_heading = pn.pane.HTML("", sizing_mode="stretch_width")
         self.pool_table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.disparity_table = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.pool_plot = figure_pane(name="disparity-plot")
+        self.pool_figure: Any = None
         self.pool_outputs = self.pool_results()
         self.pool_section = self.pool_inputs()
         self.pool_section.visible = False  # shown for grouped cases
@@ -228,6 +236,12 @@ class Upload:
         self.pool_table.object = frame_html(result.pooled, "pooled")
         self.disparity_table.object = frame_html(result.disparity, "disparity", digits=3)
         self.pool_outputs.visible = True
+        soon(self.draw_pooled)  # the tables reach the browser first, the figure after
+
+    def draw_pooled(self) -> None:
+        result = self.pooled
+        self.pool_figure = None if result is None else groups_logic.figure(result)
+        show_figure(self.pool_plot, self.pool_figure, name="disparity-plot")
 
     def pool_inputs(self) -> Any:
         return section("Pool the groups", pn.pane.HTML(f"<p>{POOL_INTRO}</p>",
@@ -247,6 +261,9 @@ class Upload:
                          "group: P(|difference from the rest| &gt; threshold)).</p>",
                          sizing_mode="stretch_width"),
             self.disparity_table,
+            self.pool_plot,
+            pn.FlexBox(*figure_downloads(lambda: self.pool_figure, "disparity",
+                                         name="disparity-plot")),
             pn.FlexBox(csv_download(get("pooled"), "pooled.csv", name="pooled"),
                        csv_download(get("disparity"), "disparity.csv", name="disparity"),
                        netcdf_download(lambda: None if self.pooled is None
