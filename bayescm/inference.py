@@ -294,7 +294,7 @@ def fit_closed_form(
     from bayescm.models.family import get_family
 
     fam = get_family(family) if isinstance(family, str) else family
-    check_sizes(draws, 0, chains)
+    check_sizes(draws, 0, chains, sampler="exact")
     closed = fam.closed_form(data, priors, options)
     if closed is None:
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
@@ -360,12 +360,29 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}.")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}.")
-    check_sizes(draws, tune, chains)
+    check_sizes(draws, tune, chains, sampler=sampler, engine=engine)
     if predictive_n is not None and (
         not isinstance(predictive_n, int | np.integer) or isinstance(predictive_n, bool)
         or predictive_n < 1
     ):
         raise ValueError(f"predictive_n must be a positive integer, got {predictive_n!r}.")
+
+
+def check_sizes(draws: Any, tune: Any, chains: Any, *, sampler: str = "nuts",
+                engine: str = "auto") -> None:
+    """Raise ValueError unless ``draws >= 4``, ``tune >= 0`` and ``chains >= 1`` are
+    integers, and NUTS on nutpie gets ``tune >= 1`` (what :func:`fit` checks first;
+    the web app checks a page's fields with it).
+
+    >>> check_sizes(1000, 1000, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: chains must be an integer >= 1, got 0.
+    >>> check_sizes(1000, 0, 4, engine="pymc")  # PyMC's NUTS may skip tuning
+    """
+    for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
+        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
     if sampler == "nuts" and engine != "pymc" and tune == 0:
         # nutpie's adaptation windows need at least one tuning step (it panics otherwise)
         raise ValueError(
@@ -373,20 +390,6 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
             "step size and mass matrix during tuning and needs tune >= 1. Use tune >= 1 "
             "(default 1000), engine='pymc' to sample without tuning, or sampler='exact' for "
             "a conjugate model.")
-
-
-def check_sizes(draws: Any, tune: Any, chains: Any) -> None:
-    """Raise ValueError unless ``draws >= 4``, ``tune >= 0`` and ``chains >= 1`` are
-    integers (what :func:`fit` checks first; the web app checks a page's fields with it).
-
-    >>> check_sizes(1000, 1000, 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: chains must be an integer >= 1, got 0.
-    """
-    for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
-        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
 
 
 # -- samplers -----------------------------------------------------------------

@@ -18,6 +18,7 @@ import bayescm as bcm
 from bayescm.app import fitjob
 from bayescm.app import nolabels_logic as nl
 from bayescm.app.pages_common import InputError
+from bayescm.inference import FIT_STAGES
 
 PARTIAL = """population, ++, +-, -+, --, +?, ++|D+, --|D-
 north, 40, 3, 7, 100, 6, 9, 14
@@ -139,6 +140,7 @@ def test_job_reports_progress_and_gives_the_fit_of_the_same_seed(tmp_path) -> No
         time.sleep(0.05)
     assert p.state == "done", p.error
     assert all(q.text.startswith(nl.STAGES[q.stage]) for q in seen)
+    assert tuple(fitjob.FIT_WORDS) == FIT_STAGES[1:]  # words for each of fit's stages
     shares = [q.fraction for q in seen] + [p.fraction]
     assert shares == sorted(shares) and shares[-1] == 1.0
     result = job.result()
@@ -191,7 +193,7 @@ def test_fits_beyond_the_servers_samplers_wait_their_turn(monkeypatch) -> None:
 def test_sampler_options_are_checked_under_their_fields() -> None:
     for options, where, words in (
         ({"draws": 0}, "draws", "draws must be an integer >= 4, got 0."),
-        ({"tune": 0}, "tune", "tune must be >= 1"),
+        ({"tune": 0}, "tune", "tune=0 cannot run on nutpie"),
         ({"chains": 0}, "chains", "chains must be an integer >= 1, got 0."),
         ({"seed": -1}, "seed", "seed must be an integer in [0, 2^32)"),
         ({"draws": 600_000, "chains": 2}, "draws", "600,000 draws x 2 chains"),

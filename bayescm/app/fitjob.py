@@ -36,7 +36,7 @@ from typing import Any
 
 import bayescm as bcm
 from bayescm.app.pages_common import InputError, field, message_of
-from bayescm.inference import FIT_STAGES, FitProgress, check_sizes
+from bayescm.inference import FitProgress, check_sizes
 
 __all__ = ["MAX_DRAWS", "MAX_FITS", "STAGES", "FitJob", "Progress", "check_sampler", "warm"]
 
@@ -45,7 +45,6 @@ STAGES = ("building the model", "sampling (NUTS)", "saving the fit", "summarisin
 # what the page says for fit's stages after sampling (bayescm.inference.FIT_STAGES)
 FIT_WORDS = {"predictive": "posterior predictive draws", "prior": "prior draws",
              "log_likelihood": "log-likelihood per case", "convergence": "convergence check"}
-assert tuple(FIT_WORDS) == FIT_STAGES[1:]
 # fits sampling at once: each runs its chains in parallel; more than the cores would
 # only slow every reader's fit down
 MAX_FITS = max(1, (os.cpu_count() or 2) // 2)
@@ -68,8 +67,6 @@ def check_sampler(state: Any) -> None:
         check_sizes(state.draws, 1, 1)
     with field("tune"):
         check_sizes(4, state.tune, 1)
-        if state.tune < 1:
-            raise ValueError("tune must be >= 1: NUTS adapts its step size while tuning.")
     with field("chains"):
         check_sizes(4, 1, state.chains)
     with field("seed"):

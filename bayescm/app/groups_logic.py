@@ -87,14 +87,20 @@ class Measure:
         """The metrics the measure involves (registry keys)."""
         return tuple(self.rows)
 
+    def disparities(self, idata: Any, *, threshold: float) -> tuple[Any, ...]:
+        """:func:`bayescm.analysis.disparity` of ``idata`` for each metric involved."""
+        return tuple(bcm.analysis.disparity(idata, metric, threshold=threshold,
+                                            hdi_prob=HDI_PROB) for metric in self.rows)
+
     def table(self, idata: Any, *, threshold: float) -> pd.DataFrame:
         """The measure's rows of :func:`bayescm.analysis.disparity` of ``idata`` (for
         each metric: the overall rows, then each group against the rest)."""
-        parts = []
-        for metric, overall in self.rows.items():
-            d = bcm.analysis.disparity(idata, metric, threshold=threshold, hdi_prob=HDI_PROB)
-            parts.append(d.to_frame().loc[[*overall, f"{d.metric} vs {d.reference}"]])
-        return pd.concat(parts)
+        return self.frame(self.disparities(idata, threshold=threshold))
+
+    def frame(self, found: tuple[Any, ...]) -> pd.DataFrame:
+        """:meth:`table` of disparities already computed (:meth:`disparities`)."""
+        return pd.concat([d.to_frame().loc[[*overall, f"{d.metric} vs {d.reference}"]]
+                          for d, overall in zip(found, self.rows.values(), strict=True)])
 
 
 def measure(name: str) -> Measure:
@@ -135,6 +141,9 @@ class PooledResult:
         :meth:`Measure.table` of the fit at the threshold.
     measure
         The measure's name (:func:`measure`).
+    disparities
+        The :class:`bayescm.analysis.Disparity` of each metric of the measure (what
+        ``disparity`` and :func:`figure` show).
     """
 
     path: Path
@@ -144,31 +153,29 @@ class PooledResult:
     convergence: str
     threshold: float
     measure: str
+    disparities: tuple[Any, ...] = ()
 
 
 def figure(result: PooledResult) -> Any:
     """The library's disparity forests (:func:`bayescm.plots.disparity`) of the pooled
     fit: per metric of the measure, each group minus the rest, the band within the
-    threshold shaded.
+    threshold shaded (drawn from ``result.disparities``: no file is read).
 
     Examples
     --------
     >>> import bayescm as bcm
     >>> cm = bcm.ConfusionMatrix.from_predictions(
     ...     [1, 1, 0, 1, 1, 0, 1, 0], [1, 0, 0, 1, 1, 1, 1, 0], groups={"site": list("aabbccdd")})
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "fit.nc"
     >>> fit = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=100, random_seed=1)
-    >>> _ = bcm.save(fit, path)
-    >>> res = PooledResult(path, pd.DataFrame(), pd.DataFrame(), True, "", 0.1, "equalized_odds")
+    >>> found = measure("equalized_odds").disparities(fit, threshold=0.1)
+    >>> res = PooledResult(Path("fit.nc"), pd.DataFrame(), pd.DataFrame(), True, "", 0.1,
+    ...                    "equalized_odds", found)
     >>> [ax.get_xlabel() for ax in figure(res).axes]
     ['tpr minus rest', 'fpr minus rest']
     """
     from matplotlib.figure import Figure
 
-    idata = bcm.load(result.path)
-    found = [bcm.analysis.disparity(idata, metric, threshold=result.threshold, hdi_prob=HDI_PROB)
-             for metric in measure(result.measure).metrics]
+    found = result.disparities
     groups = max(len(d.groups) for d in found)
     longest = max(len(str(g)) for d in found for g in d.groups.index)
     each, left = 1.5 + 0.3 * groups, 0.3 + 0.075 * longest  # inches: room for the labels
@@ -254,8 +261,9 @@ def summarise(idata: Any, path: Path, *, exact: pd.DataFrame, chosen: Measure,
                       "exact": exact.loc[pooled.index, list(COLUMNS)]}, axis=1)
     both.columns = [f"{a}_{b}" for a, b in both.columns]
     report = bcm.check_convergence(idata)
-    return PooledResult(Path(path), both, chosen.table(idata, threshold=threshold),
-                        report.ok, report.message(), threshold, chosen.name)
+    found = chosen.disparities(idata, threshold=threshold)
+    return PooledResult(Path(path), both, chosen.frame(found), report.ok, report.message(),
+                        threshold, chosen.name, found)
 
 
 def resummarise(result: PooledResult, cm: bcm.ConfusionMatrix, state: Any) -> PooledResult:
