@@ -21,12 +21,14 @@ from bayescm import _quiet
 
 _quiet.install()
 
-__version__ = "0.1.0"
-
 # The data types, and ``summary``, ``report`` and ``app``, whose names are also their
 # modules' (importing the module bayescm.summary would otherwise set bcm.summary to the
 # module), are imported now: NumPy, pandas and xarray only (bayescm.app loads Panel
-# only when called).
+# only when called).  So is bayescm.models, which registers the built-in families in
+# the one registry (bayescm.family) before any lookup: its builders import PyMC only
+# when called.
+import bayescm.models  # noqa: E402, F401
+from bayescm._version import __version__  # noqa: E402
 from bayescm.app import app  # noqa: E402
 from bayescm.data import CELLS, ConfusionMatrix, CountsError  # noqa: E402
 from bayescm.priors import PriorError  # noqa: E402
@@ -35,20 +37,21 @@ from bayescm.summary import summary  # noqa: E402
 
 # public name -> module that defines it (a submodule itself when the name is one)
 _LAZY: dict[str, str] = {
-    "AgreementTable": "bayescm.agreement",
-    "MulticlassConfusionMatrix": "bayescm.multiclass",
-    "ConvergenceError": "bayescm.convergence",
-    "ConvergenceReport": "bayescm.convergence",
-    "ConvergenceWarning": "bayescm.convergence",
-    "check_convergence": "bayescm.convergence",
-    "fit": "bayescm.inference",
-    "load": "bayescm.persist",
-    "rebuild": "bayescm.persist",
-    "save": "bayescm.persist",
-    "posterior_predictive_check": "bayescm.ppc",
+    "AgreementTable": "bayescm.data",
+    "MulticlassConfusionMatrix": "bayescm.data",
+    "ConvergenceError": "bayescm.inference.convergence",
+    "ConvergenceReport": "bayescm.inference.convergence",
+    "ConvergenceWarning": "bayescm.inference.convergence",
+    "check_convergence": "bayescm.inference.convergence",
+    "fit": "bayescm.inference.fit",
+    "load": "bayescm.inference.persist",
+    "rebuild": "bayescm.inference.persist",
+    "save": "bayescm.inference.persist",
+    "posterior_predictive_check": "bayescm.inference.ppc",
     "analysis": "bayescm.analysis",
     "curves": "bayescm.curves",
-    "datasets": "bayescm.datasets",
+    "datasets": "bayescm.data.datasets",
+    "exact": "bayescm.exact",
     "intervals": "bayescm.intervals",
     "metrics": "bayescm.metrics",
     "models": "bayescm.models",
@@ -56,8 +59,11 @@ _LAZY: dict[str, str] = {
     "priors": "bayescm.priors",
     "stats": "bayescm.stats",
     "summary_exact": "bayescm.summary_stream",
-    "exact_posterior": "bayescm.exact_draws",
+    "exact_posterior": "bayescm.exact.posterior",
 }
+
+_SUBMODULES = frozenset({"analysis", "curves", "datasets", "exact", "intervals", "metrics",
+                         "models", "plots", "priors", "stats"})
 
 __all__ = [
     "CELLS",
@@ -93,29 +99,20 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
-    from bayescm import (
-        analysis,
-        curves,
-        datasets,
-        intervals,
-        metrics,
-        models,
-        plots,
-        priors,
-        stats,
-    )
-    from bayescm.agreement import AgreementTable
-    from bayescm.convergence import (
+    from bayescm import analysis, curves, intervals, metrics, models, plots, priors, stats
+    from bayescm.data import datasets
+    from bayescm.data.agreement import AgreementTable
+    from bayescm.data.multiclass import MulticlassConfusionMatrix
+    from bayescm.exact.posterior import exact_posterior
+    from bayescm.inference.convergence import (
         ConvergenceError,
         ConvergenceReport,
         ConvergenceWarning,
         check_convergence,
     )
-    from bayescm.exact_draws import exact_posterior
-    from bayescm.inference import fit
-    from bayescm.multiclass import MulticlassConfusionMatrix
-    from bayescm.persist import load, rebuild, save
-    from bayescm.ppc import posterior_predictive_check
+    from bayescm.inference.fit import fit
+    from bayescm.inference.persist import load, rebuild, save
+    from bayescm.inference.ppc import posterior_predictive_check
     from bayescm.summary_stream import summary_exact
 
 
@@ -125,8 +122,8 @@ def __getattr__(name: str) -> Any:
     except KeyError:
         raise AttributeError(f"module 'bayescm' has no attribute {name!r}") from None
     module = importlib.import_module(where)
-    # a submodule is its own value (``bcm.models``); anything else lives in it
-    value = module if where == f"bayescm.{name}" else getattr(module, name)
+    # a subpackage or module is its own value (``bcm.models``); anything else lives in it
+    value = module if name in _SUBMODULES else getattr(module, name)
     globals()[name] = value  # resolved once
     return value
 

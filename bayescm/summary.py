@@ -31,7 +31,7 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.data import UNIT_DIMS, unit_of
+from bayescm.data.confusion import UNIT_DIMS, unit_of
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 if TYPE_CHECKING:

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescm import draws as draws_mod
 from bayescm import metrics as registry
-from bayescm.data import UNIT_DIMS, ConfusionMatrix
-from bayescm.models.family import (
+from bayescm.data.confusion import UNIT_DIMS, ConfusionMatrix
+from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.family import (
     ClosedForm,
     Conjugate,
     Family,
@@ -38,7 +38,7 @@ from bayescm.models.family import (
     is_unmodified,
     spec_of,
 )
-from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.inference import draws as draws_mod
 from bayescm.scheduling import client_for, tasks_per_process, unit_seeds
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
 from bayescm.summary import table

@@ -115,7 +115,7 @@ def _timed(fn, reps: int) -> tuple[float, list[float], object]:
 def task_in_process(params: dict) -> dict:
     """Refits after a first fit, and batch versus single matrix, in one process."""
     bcm, t_import = _import_bayescm()
-    from bayescm import datasets
+    from bayescm.data import datasets
 
     reps_refit, reps_batch = int(params["reps_refit"]), int(params["reps_batch"])
     cocaine = _cocaine(bcm)
@@ -200,7 +200,7 @@ def _check_costs(bcm, idata, fit_s: float) -> dict:
 def task_convergence(params: dict) -> dict:
     """Cost of the convergence check as a share of the fit: NUTS 1 / 24 / n matrices, exact."""
     bcm, t_import = _import_bayescm()
-    from bayescm import datasets
+    from bayescm.data import datasets
 
     reps, n, seed = int(params["reps"]), int(params["n_matrices"]), int(params["seed"])
     cocaine = _cocaine(bcm)

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def sliced(side: int, seed: int = 0) -> Any:
     import bayescm as bcm
-    from bayescm.slices import slice_label
+    from bayescm.data.slices import slice_label
 
     rng = np.random.default_rng(seed)
     levels = pd.MultiIndex.from_product([range(side), range(side)], names=["a", "b"])

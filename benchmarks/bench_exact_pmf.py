@@ -53,7 +53,7 @@ def child(params: dict) -> None:
     warnings.filterwarnings("ignore")
     t0 = time.perf_counter()
     import bayescm as bcm
-    from bayescm.exact import metric_pmf, predictive_pmf
+    from bayescm.exact.pmf import metric_pmf, predictive_pmf
 
     t_import = time.perf_counter() - t0
     cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)

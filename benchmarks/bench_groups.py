@@ -23,7 +23,7 @@ import pandas as pd
 
 def simulate(side: int, seed: int):
     import bayescm as bcm
-    from bayescm.slices import slice_label
+    from bayescm.data.slices import slice_label
 
     rng = np.random.default_rng(seed)
     a, b = np.meshgrid(np.arange(side), np.arange(side), indexing="ij")
@@ -57,8 +57,8 @@ def main() -> None:
     warnings.simplefilter("ignore")
     centered = {"auto": "auto", "true": True, "false": False}[args.centered]
     model = bcm.models.groups(cm, centered=centered)
-    from bayescm.models._groups_design import spec_design
-    from bayescm.models.family import spec_of
+    from bayescm.family import spec_of
+    from bayescm.models.groups.design import spec_design
 
     chosen = {b.name: b.centred for b in spec_design(spec_of(model)).blocks}
     bcm.fit(model, draws=20, tune=20, chains=1, random_seed=0, progressbar=False,

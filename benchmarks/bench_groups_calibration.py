@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 import bayescm as bcm
-from bayescm.convergence import ConvergenceWarning
+from bayescm.inference.convergence import ConvergenceWarning
 
 BINS = ((5, 20), (20, 50), (50, 150), (150, 501))
 METHODS = ("bayescm", "fairlearn", "unpooled")
@@ -131,7 +131,7 @@ def unpooled_intervals(cm: bcm.ConfusionMatrix) -> dict[str, np.ndarray]:
     """Each slice's Beta(1 + tp, 1 + fn) posterior: the three_beta closed form."""
     from scipy import stats
 
-    from bayescm.models.family import get_family
+    from bayescm.family import get_family
 
     a, b = get_family("three_beta").closed_form(cm).conjugate.betas["tpr"]
     dist = stats.beta(a, b)  # exact quantiles, no draws

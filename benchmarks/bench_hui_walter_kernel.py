@@ -29,7 +29,7 @@ PATTERNS = ["+++", "++-", "+-+", "+--", "-++", "-+-", "--+", "---"]
 
 def tables() -> dict[str, bcm.AgreementTable]:
     out = {"complete": bcm.AgreementTable(COUNTS, populations=["s1", "s2"])}
-    from bayescm.models import _kernel_hui_walter
+    from bayescm.models.hui_walter import kernel as _kernel_hui_walter
 
     if hasattr(_kernel_hui_walter, "_matvec"):  # a checkout whose kernel takes cells
         part = {}

@@ -70,7 +70,7 @@ SCENARIOS = {"dependent": 1000, "independent": 2000}  # scenario -> first seed
 def simulate(seed: int, dependent: bool):
     """One simulated study: a two-population ``AgreementTable`` of 3 classifiers."""
     import bayescm as bcm
-    from bayescm.models.hui_walter import pattern_probabilities
+    from bayescm.models.hui_walter.model import pattern_probabilities
 
     pairs = [(0, 1)] if dependent else []
     u = np.array([POSITION]) if dependent else None
@@ -109,7 +109,7 @@ def compare(tab, *, draws: int = 1000, chains: int = 4, random_seed: int = 0):
     import arviz as az
 
     import bayescm as bcm
-    from bayescm.convergence import ConvergenceWarning
+    from bayescm.inference.convergence import ConvergenceWarning
 
     fits, seconds = {}, {}
     for name, dependence in MODELS.items():

@@ -39,8 +39,8 @@ def main() -> None:
     import pymc as pm
 
     import bayescm as bcm
-    from bayescm import engines
-    from bayescm.models.family import family_of, spec_of
+    from bayescm.family import family_of, spec_of
+    from bayescm.inference import engines
 
     tab = bcm.AgreementTable.from_counts({
         "site1": {"++": 89, "+-": 43, "-+": 55, "--": 413},

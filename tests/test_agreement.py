@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 import bayescm as bcm
-from bayescm.agreement import pattern_index, pattern_matrix, patterns
-from bayescm.data import CountsError
+from bayescm.data.agreement import pattern_index, pattern_matrix, patterns
+from bayescm.data.confusion import CountsError
 
 
 def test_patterns_and_index():
@@ -68,7 +68,7 @@ def test_bad_tables_get_clear_errors(make, words):
 # -- missing results, verified cases, one classifier ------------------------------------
 def _brute_cell_prob(cell, se, sp, prev):
     """Pr(cell) by enumerating the class and every classifier's result (independent of
-    bayescm.agreement_cells): a '?' accepts either result; '|D+'/'|D-' fixes the class."""
+    bayescm.data.agreement_cells): a '?' accepts either result; '|D+'/'|D-' fixes the class."""
     calls, _, truth = cell.partition("|D")
     total = 0.0
     for d in ("+", "-"):

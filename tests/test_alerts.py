@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 import bayescm as bcm
-from bayescm.data import CELLS
-from bayescm.slices import slice_label
+from bayescm.data.confusion import CELLS
+from bayescm.data.slices import slice_label
 
 START = pd.Timestamp("2024-01-01")
 

@@ -25,7 +25,7 @@ from scipy import integrate, stats
 import bayescm as bcm
 from bayescm import analysis, cli, curves, exact, intervals, priors
 from bayescm import stats as core
-from bayescm.analysis import posterior
+from bayescm.inference import posterior
 from bayescm.priors import Beta, Dirichlet, Gamma, PriorError
 
 A = bcm.ConfusionMatrix(tp=40, fn=7, fp=8, tn=15)
@@ -386,13 +386,14 @@ def test_every_result_object_has_to_frame_repr_and_html():
 # -- modules, CLI ------------------------------------------------------------------------
 
 PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exact",
-          "bayescm.priors", "bayescm.ppc", "bayescm.cli", "bayescm.metrics", "bayescm.stats",
+          "bayescm.priors", "bayescm.inference.ppc", "bayescm.cli", "bayescm.metrics",
+          "bayescm.stats",
           "bayescm.deprecation", "bayescm.analysis", "bayescm.analysis.compare",
           "bayescm.analysis.leaderboard", "bayescm.analysis.sample_size",
           "bayescm.analysis.uncertainty", "bayescm.analysis.prevalence",
-          "bayescm.analysis.posterior", "bayescm.analysis.prevalence_multiclass",
+          "bayescm.inference.posterior", "bayescm.analysis.prevalence_multiclass",
           "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
-          "bayescm.elicitation",
+          "bayescm.priors.elicitation",
           "bayescm.analysis.sample_size_plan", "bayescm.analysis.sensitivity",
           "bayescm.analysis.sensitivity_table"]
 

@@ -18,7 +18,7 @@ import bayescm as bcm
 from bayescm.app import fitjob
 from bayescm.app import nolabels_logic as nl
 from bayescm.app.pages_common import InputError
-from bayescm.inference import FIT_STAGES
+from bayescm.inference.fit import FIT_STAGES
 
 PARTIAL = """population, ++, +-, -+, --, +?, ++|D+, --|D-
 north, 40, 3, 7, 100, 6, 9, 14

@@ -28,7 +28,7 @@ import pytest
 from scipy import stats
 
 import bayescm as bcm
-from bayescm.agreement import pattern_matrix
+from bayescm.data.agreement import pattern_matrix
 from bayescm.priors import Beta
 
 ALPHA = 0.001
@@ -124,7 +124,7 @@ def test_a_wrong_density_is_caught():
 
 def _dependent_ranks(n_studies: int, seed: int) -> dict[str, np.ndarray]:
     """SBC ranks for Hui-Walter with conditional dependence between A and B."""
-    from bayescm.models.hui_walter import pattern_probabilities
+    from bayescm.models.hui_walter.model import pattern_probabilities
 
     rng = np.random.default_rng(seed)
     names = (*PRIORS, "cov_se", "cov_sp")

@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 import bayescm as bcm
-from bayescm import diagnostics
+from bayescm.inference import diagnostics
 from bayescm.priors import Beta
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 import bayescm as bcm
-from bayescm.data import CountsError
+from bayescm.data.confusion import CountsError
 
 
 def test_counts_and_views(cocaine):

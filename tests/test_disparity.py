@@ -17,7 +17,7 @@ import pytest
 import xarray as xr
 
 import bayescm as bcm
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
 
 TIGHT = {"rtol": 1e-12, "atol": 1e-14}  # float rounding of a re-ordered sum only
 

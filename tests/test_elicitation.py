@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import bayescm as bcm
-from bayescm import elicitation, persist
-from bayescm.priors import Beta, Dirichlet, PriorError
+from bayescm.inference import persist
+from bayescm.priors import Beta, Dirichlet, PriorError, elicitation
 
 STATEMENTS = [  # (mode, side, bound, prob): the brief's three BetaBuster-style statements
     (0.9, "lower", 0.8, 0.95),
@@ -209,7 +209,7 @@ def test_elicited_is_a_note_not_part_of_identity():
 
 def test_import_bayescm_does_not_load_the_root_finder():
     code = ("import sys, bayescm as bcm; bcm.priors.defaults('three_beta'); "
-            "print('scipy.optimize' in sys.modules, 'bayescm.elicitation' in sys.modules)")
+            "print('scipy.optimize' in sys.modules, 'bayescm.priors.elicitation' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 import bayescm as bcm
-from bayescm.exact import metric_pmf, predictive_pmf
+from bayescm.exact.pmf import metric_pmf, predictive_pmf
 from bayescm.priors import Beta, PriorError
 
 from .conftest import MATRICES

@@ -15,7 +15,7 @@ from scipy import stats
 
 import bayescm as bcm
 from bayescm import idata as idata_mod
-from bayescm import persist
+from bayescm.inference import persist
 from bayescm.models import Conjugate, Family, ModelSpec, attach, register_family
 
 PACKAGE = pathlib.Path(bcm.__file__).parent
@@ -254,7 +254,7 @@ def test_a_tampered_or_foreign_file_warns(tmp_path):
 def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monkeypatch):
     """When nutpie's model class is not the one bayescm's kernels fit, fit says so in one
     line and samples with nutpie's own compilation: the same posterior within MC error."""
-    from bayescm import engines
+    from bayescm.inference import engines
 
     cm = bcm.ConfusionMatrix(tp=[26, 40], fn=[0, 8], fp=[2, 5], tn=[6, 47],
                              classifier=["a", "b"])

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import bayescm as bcm
-from bayescm import engines
-from bayescm.inference import FIT_STAGES, FitProgress
+from bayescm.inference import engines
+from bayescm.inference.fit import FIT_STAGES, FitProgress
 
 TABLE = {"site1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
          "site2": {"++": 260, "+-": 76, "-+": 52, "--": 212}}
@@ -30,7 +30,8 @@ def _check_draws(reports: list[tuple[int, int]], total: int) -> None:
     assert done == sorted(done) and 0 <= done[0] and done[-1] == total
 
 
-@pytest.mark.filterwarnings("ignore::bayescm.convergence.ConvergenceWarning")  # short chains
+# short chains
+@pytest.mark.filterwarnings("ignore::bayescm.inference.convergence.ConvergenceWarning")
 def test_kernel_engine_reports_draws_in_order_and_changes_nothing(monkeypatch):
     # a report every 5 ms: a 2 x (500 + 500) draw fit (tens of ms) gives several
     monkeypatch.setattr(engines, "PROGRESS_SECONDS", 0.005)

@@ -10,8 +10,8 @@ import pytest
 from scipy import integrate, special, stats
 
 import bayescm as bcm
-from bayescm.models._groups_design import RATES, spec_design
-from bayescm.slices import slice_label
+from bayescm.data.slices import slice_label
+from bayescm.models.groups.design import RATES, spec_design
 
 
 def sliced(counts, **levels):
@@ -71,7 +71,7 @@ def _centred_blocks(cm, **options):
 
 
 def test_auto_centres_a_factor_only_when_its_levels_are_pinned_and_differ():
-    from bayescm.models._groups_design import PINNED, SPREAD
+    from bayescm.models.groups.design import PINNED, SPREAD
 
     rng = np.random.default_rng(4)
     site = np.repeat(["a", "b", "c", "d"], 2)
@@ -112,7 +112,7 @@ def test_large_slices_agree_with_independent_beta_posteriors():
     cm = sliced(counts, site=["a", "b", "c"])
     import arviz as az
 
-    from bayescm.convergence import ConvergenceWarning
+    from bayescm.inference.convergence import ConvergenceWarning
 
     with warnings.catch_warnings():
         # equal prevalences against 10^5 cases: that rate's scale has a funnel-shaped
@@ -188,7 +188,7 @@ def test_kernel_fit_agrees_with_jags():
     cm = two_factor(np.random.default_rng(7), window=True)
     model = bcm.models.groups(cm)
     nuts = bcm.fit(model, draws=2000, random_seed=8, progressbar=False, strict=True)
-    from bayescm import jags
+    from bayescm.inference import jags
 
     twin = jags.fit_twin(model, draws=5000, burn=1000, seed=9)
     for var in ("mu", "sigma_sex", "sigma_site", "tau", "tpr", "prevalence"):

@@ -14,9 +14,9 @@ import pytensor.tensor as pt
 import pytest
 
 import bayescm as bcm
-from bayescm import jags
+from bayescm.inference import jags
 from bayescm.models import IdentifiabilityError, IdentifiabilityWarning
-from bayescm.models.hui_walter import pattern_probabilities
+from bayescm.models.hui_walter.model import pattern_probabilities
 from bayescm.priors import Beta
 
 
@@ -219,7 +219,7 @@ def test_generic_engine_agrees_and_refits_without_recompiling(monkeypatch):
 def test_kernel_is_the_pymc_posterior(counts, kwargs):
     """bayescm's compiled density equals the PyMC model's logp up to a constant, with the
     same gradient, in PyMC's unconstrained coordinates (incl. three dependent pairs)."""
-    from bayescm.models import _kernel_hui_walter
+    from bayescm.models.hui_walter import kernel as _kernel_hui_walter
 
     counts = np.asarray(counts)
     with warnings.catch_warnings():

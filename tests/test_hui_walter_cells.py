@@ -23,9 +23,9 @@ import pytest
 from scipy import integrate, stats
 
 import bayescm as bcm
-from bayescm import jags
+from bayescm.inference import jags
 from bayescm.models import IdentifiabilityWarning, family_of, spec_of
-from bayescm.models.hui_walter import _block_logp, _scaled, pattern_probabilities
+from bayescm.models.hui_walter.model import _block_logp, _scaled, pattern_probabilities
 from bayescm.priors import Beta
 
 CARD = pathlib.Path(__file__).resolve().parents[1] / "models" / "hui_walter" / "README.md"

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import bayescm as bcm
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
 
 from .conftest import MATRICES, fitted
 

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 import bayescm as bcm
 from bayescm import intervals
 from bayescm.analysis.sample_size import beta_hdi
-from bayescm.intervals import METHODS, binomial, coverage, coverage_composite, metric_interval
+from bayescm.intervals.core import METHODS, binomial, coverage, coverage_composite, metric_interval
 from bayescm.summary import hdi
 
 from .conftest import MATRICES, fitted

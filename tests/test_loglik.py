@@ -26,9 +26,9 @@ from scipy import stats
 from scipy.special import gammaln
 
 import bayescm as bcm
-from bayescm import draws as draws_mod
-from bayescm import jags
-from bayescm.models.hui_walter import pattern_probabilities
+from bayescm.inference import draws as draws_mod
+from bayescm.inference import jags
+from bayescm.models.hui_walter.model import pattern_probabilities
 
 CARD = pathlib.Path(__file__).resolve().parents[1] / "models" / "hui_walter" / "README.md"
 PATTERNS = ["".join(p) for p in itertools.product("+-", repeat=3)]
@@ -225,7 +225,7 @@ def test_multiclass_pointwise_on_request():
     np.testing.assert_allclose(float(ll.isel(chain=1, draw=3).sum()), expected, rtol=1e-9)
 
 
-@pytest.mark.filterwarnings("ignore::bayescm.convergence.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::bayescm.inference.convergence.ConvergenceWarning")
 def test_large_group_is_left_out_with_a_notice(monkeypatch):
     monkeypatch.setattr(draws_mod, "LOG_LIKELIHOOD_MAX_VALUES", 1000)
     with pytest.warns(draws_mod.LogLikelihoodNotice, match="log_likelihood=True"):
@@ -246,7 +246,7 @@ def test_log_likelihood_argument_is_checked():
         bcm.fit(model, log_likelihood=True)
 
 
-@pytest.mark.filterwarnings("ignore::bayescm.convergence.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::bayescm.inference.convergence.ConvergenceWarning")
 def test_saved_fit_keeps_the_group(tmp_path):
     idata = small_fit(True)
     back = bcm.load(bcm.save(idata, tmp_path / "fit.nc"))

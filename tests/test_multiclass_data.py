@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import bayescm as bcm
-from bayescm.multiclass import one_vs_rest_cells
+from bayescm.data.multiclass import one_vs_rest_cells
 
 MC = bcm.MulticlassConfusionMatrix
 TABLE = [[50, 3, 2], [4, 40, 6], [1, 2, 30]]

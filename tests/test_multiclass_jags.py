@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import bayescm as bcm
-from bayescm import jags
+from bayescm.inference import jags
 from bayescm.priors import Dirichlet
 
 Z = 4.5

@@ -212,7 +212,7 @@ def test_matrix_prior_round_trips(batch, tmp_path):
 def test_jags_twin_with_a_matrix_prior_agrees_with_exact(batch):
     """Means and 95 % HDIs of prevalence, theta, recall, accuracy and macro-F1 within Z
     combined MCSEs (the derivation is in tests/test_multiclass_jags.py)."""
-    from bayescm import jags
+    from bayescm.inference import jags
     from tests.test_multiclass_jags import N_EXACT, z_scores_of
 
     m = bcm.models.multiclass_rows(batch, priors={

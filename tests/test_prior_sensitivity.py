@@ -41,9 +41,10 @@ from pytensor.compile.function.types import FunctionMaker
 from scipy import stats
 
 import bayescm as bcm
-from bayescm import engines, inference
-from bayescm.convergence import ConvergenceWarning
-from bayescm.models.hui_walter import IdentifiabilityWarning
+from bayescm import inference
+from bayescm.inference import engines
+from bayescm.inference.convergence import ConvergenceWarning
+from bayescm.models.hui_walter.model import IdentifiabilityWarning
 from bayescm.priors import Beta, Dirichlet, PriorError
 
 from .test_properties import bad_prob, beta_param, bounded, cells, cm_of, prob, prop, rejects

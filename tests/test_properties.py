@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 import bayescm as bcm
 from bayescm import cli, exact, intervals
-from bayescm.agreement import pattern_matrix, patterns
-from bayescm.models.hui_walter import IdentifiabilityError
+from bayescm.data.agreement import pattern_matrix, patterns
+from bayescm.models.hui_walter.model import IdentifiabilityError
 
 from .timebound import time_bound
 

@@ -25,8 +25,9 @@ from scipy import stats
 
 import bayescm as bcm
 from bayescm import idata as idata_mod
-from bayescm import persist, report_sections
+from bayescm.inference import persist
 from bayescm.models import spec_of
+from bayescm.report import sections as report_sections
 
 COUNTS = {"pop1": {"++": 40, "+-": 3, "-+": 7, "--": 100},
           "pop2": {"++": 90, "+-": 8, "-+": 5, "--": 40}}

@@ -16,8 +16,8 @@ from scipy import integrate, special
 from scipy import stats as sps
 
 import bayescm as bcm
-from bayescm.models import _truncated
-from bayescm.models.family import family_of, spec_of
+from bayescm.family import family_of, spec_of
+from bayescm.models.hui_walter import truncated as _truncated
 
 from .timebound import time_bound
 

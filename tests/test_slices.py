@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bayescm as bcm
-from bayescm.data import CELLS, CountsError
+from bayescm.data.confusion import CELLS, CountsError
 
 
 def _cases(n: int = 400, seed: int = 3) -> pd.DataFrame:
@@ -213,7 +213,7 @@ def test_each_slice_holds_exactly_its_cases(data) -> None:
 
 
 def test_slices_rank_and_have_exact_predictive_pmfs_like_classifiers() -> None:
-    from bayescm.exact import metric_pmf
+    from bayescm.exact.pmf import metric_pmf
 
     hits = {"a": 5, "b": 9, "c": 2}  # of 10 positives per site; 10 negatives, 8 right
     y, p, site = [], [], []
@@ -317,7 +317,7 @@ def test_a_sliced_matrix_keeps_its_classifier_through_pickle_save_and_load(tmp_p
                 chains=2), metrics=["tpr"]).attrs
     loaded = bcm.load(bcm.save(idata, tmp_path / "named.nc"))
     assert bcm.summary(loaded, metrics=["tpr"]).attrs["classifier"] == "model A"
-    from bayescm import persist
+    from bayescm.inference import persist
 
     assert persist.read_spec(loaded)[1].data == cm
     # unsliced matrices: the one classifier's name, none for a batch

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import bayescm as bcm
-from bayescm.models.hui_walter import pattern_probabilities
+from bayescm.models.hui_walter.model import pattern_probabilities
 from bayescm.priors import Beta
 
 from .conftest import MATRICES

@@ -30,7 +30,7 @@ import xarray as xr
 from bayescm import metrics as registry
 from bayescm.analysis.pooling import GROUP, as_levels, group_slices, sliced_fit
 from bayescm.analysis.slice_blocks import pooled_chunks
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
 from bayescm.scheduling import client_for
 from bayescm.stats import check_hdi_prob, hdi
 

@@ -26,7 +26,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics as registry
-from bayescm.analysis.posterior import metric_draws, select, select_class
+from bayescm.inference.posterior import metric_draws, select, select_class
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 __all__ = ["Comparison", "compare"]

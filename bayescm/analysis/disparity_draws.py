@@ -47,7 +47,7 @@ from bayescm.analysis.slice_blocks import (
     over_draws,
     pooled_chunks,
 )
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
 from bayescm.scheduling import is_lazy
 
 __all__ = ["MEASURES", "Plan", "measures"]

@@ -31,7 +31,7 @@ from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis import ranks_dask
 from bayescm.analysis.leaderboard_accuracy import leaderboard_from_accuracy
-from bayescm.analysis.posterior import (
+from bayescm.inference.posterior import (
     class_index,
     multiclass_theta_sampler,
     select_class,
@@ -47,9 +47,9 @@ from bayescm.analysis.ranks import (
     need_two,
     sample_values,
 )
-from bayescm.data import CELLS, ConfusionMatrix, unit_of
+from bayescm.data.confusion import CELLS, ConfusionMatrix, unit_of
+from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.metrics import LOWER_IS_BETTER
-from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.scheduling import check_scheduler, client_for
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 

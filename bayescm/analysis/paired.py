@@ -80,9 +80,9 @@ import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.analysis.compare import Comparison, _p_better
-from bayescm.data import CountsError, resolve_positive
-from bayescm.multiclass import MulticlassConfusionMatrix
-from bayescm.multiclass_tables import label_array
+from bayescm.data.confusion import CountsError, resolve_positive
+from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.data.multiclass_tables import label_array
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, conjugate_draws, draw_conjugate
 
 __all__ = ["compare_paired", "paired_counts", "paired_table"]

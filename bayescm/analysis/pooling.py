@@ -1,6 +1,6 @@
 r"""Confusion probabilities of groups of slices, and of "the rest", per draw.
 
-A sliced fit (dim ``slice``, see :mod:`bayescm.slices`) has, per draw, the
+A sliced fit (dim ``slice``, see :mod:`bayescm.data.slices`) has, per draw, the
 confusion probabilities :math:`\theta_s = (\theta_{tp}, \theta_{fn}, \theta_{fp},
 \theta_{tn})_s` of every slice ``s``.  Fairness and monitoring questions are often
 about *coarser* groups -- the levels of one factor (``sex``), or the time windows
@@ -39,8 +39,8 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import idata as idata_mod
-from bayescm.data import CELLS
-from bayescm.slices import slice_label
+from bayescm.data.confusion import CELLS
+from bayescm.data.slices import slice_label
 from bayescm.stats import SAMPLE_DIMS
 
 __all__ = ["Groups", "SlicedFit", "as_levels", "divide", "group_slices", "group_sums",

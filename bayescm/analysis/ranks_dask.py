@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescm.analysis.ranks import (
+from bayescm.analysis.ranks_kernels import (
     column_summaries,
     default_chunk,
     rank_block,

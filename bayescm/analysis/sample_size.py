@@ -30,8 +30,8 @@ from bayescm import metrics as registry
 from bayescm.analysis.sample_size_binary import plan_binary, sample_size_rule
 from bayescm.analysis.sample_size_multiclass import plan_multiclass
 from bayescm.analysis.sample_size_plan import SampleSizePlan
-from bayescm.data import ConfusionMatrix
-from bayescm.multiclass import MulticlassConfusionMatrix
+from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import beta_hdi
 
 __all__ = ["SampleSizePlan", "beta_hdi", "sample_size", "sample_size_rule"]

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from bayescm import metrics as registry
-from bayescm.analysis.posterior import three_beta_params
+from bayescm.inference.posterior import three_beta_params
 from bayescm.analysis.sample_size_plan import (
     SampleSizePlan,
     check_goal,
@@ -24,7 +24,7 @@ from bayescm.analysis.sample_size_plan import (
     positive_int,
     search,
 )
-from bayescm.data import ConfusionMatrix
+from bayescm.data.confusion import ConfusionMatrix
 from bayescm.stats import beta_hdi, check_hdi_prob, draw_conjugate, hdi
 
 __all__ = ["plan_binary", "sample_size_rule"]

@@ -36,7 +36,6 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from bayescm import draws as draws_mod
 from bayescm import idata as idata_mod
 from bayescm.analysis.prevalence_multiclass import class_shares
 from bayescm.analysis.sample_size_plan import (
@@ -46,10 +45,11 @@ from bayescm.analysis.sample_size_plan import (
     positive_int,
     search,
 )
+from bayescm.data.multiclass import MulticlassConfusionMatrix, align_predicted
+from bayescm.family import Family, default_family, families, get_family
+from bayescm.inference import draws as draws_mod
 from bayescm.metrics import MulticlassMetric, evaluate_multiclass, get_multiclass
-from bayescm.models.family import Family, default_family, families, get_family
-from bayescm.models.multiclass_rows import largest_remainder
-from bayescm.multiclass import MulticlassConfusionMatrix, align_predicted
+from bayescm.models.multiclass_rows.model import largest_remainder
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
 __all__ = ["plan_multiclass"]

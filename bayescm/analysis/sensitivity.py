@@ -31,7 +31,7 @@ import numpy as np
 
 from bayescm import idata as idata_mod
 from bayescm.analysis.sensitivity_table import BASELINE, PriorSensitivity, assemble, rows_of
-from bayescm.models.family import Family, ModelSpec, family_of, is_unmodified, spec_of
+from bayescm.family import Family, ModelSpec, family_of, is_unmodified, spec_of
 from bayescm.priors import Beta, Dirichlet, PriorError
 from bayescm.stats import check_hdi_prob
 
@@ -146,7 +146,7 @@ def prior_sensitivity(
     ``"ignore"``) and the family's verdict is recorded in the ``identifiability``
     column instead.  Fits that do not converge are marked in the table
     (``converged``, ``r_hat``, ``ess_bulk``, ``divergences``), with at most one
-    :class:`~bayescm.convergence.ConvergenceWarning` naming them all.
+    :class:`~bayescm.inference.convergence.ConvergenceWarning` naming them all.
 
     Raises
     ------
@@ -183,7 +183,7 @@ def prior_sensitivity(
     >>> bool(-1.1 < shift < -0.9)
     True
     """
-    from bayescm.inference import fit
+    from bayescm.inference.fit import fit
 
     spec, family = _check_model(model)
     hdi_prob = check_hdi_prob(hdi_prob)
@@ -205,7 +205,7 @@ def prior_sensitivity(
             else random_seed)
     kwargs = {**_LEAN, "metrics": _metrics(parameters, model), **fit_kwargs,
               "draws": draws, "tune": tune, "chains": chains, "random_seed": seed}
-    from bayescm.convergence import ConvergenceWarning
+    from bayescm.inference.convergence import ConvergenceWarning
 
     fits: dict[str, Any] = {}
     records: dict[str, dict[str, Any]] = {}
@@ -349,7 +349,7 @@ def _parameters(parameters: Any, family: Family, spec: ModelSpec) -> list[str]:
 
 def _metrics(parameters: Sequence[str], model: Any) -> list[str]:
     """Requested names that the metric registry computes (the rest are variables)."""
-    from bayescm import draws as draws_mod
+    from bayescm.inference import draws as draws_mod
 
     dims = model.named_vars_to_dims.get("theta") or ()
     out = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,11 @@ class PriorSensitivity:
         ``identifiability`` and ``identifiability_message``.
     family, hdi_prob, parameters, random_seed, chains, draws
         What was analysed and how (the seed every fit used).
+    baseline
+        The name of the model's own priors in ``table`` and ``alternatives``.
     """
+
+    baseline: ClassVar[str] = BASELINE
 
     table: pd.DataFrame
     fits: dict[str, Any]
@@ -130,7 +134,7 @@ def rows_of(name: str, idata: Any, parameters: Sequence[str], hdi_prob: float,
     ``identifiability`` the family's verdict for it (an object with ``status`` and
     ``message``), or None when the family has none.
     """
-    from bayescm.convergence import check_convergence
+    from bayescm.inference.convergence import check_convergence
 
     # the per-scalar numbers; fit's verdict (on all the model's parameters) is in attrs
     report = check_convergence(idata, var_names=list(parameters), backend="vectorised")

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from bayescm.analysis.posterior import flat, metric_draws, units_of
-from bayescm.data import ConfusionMatrix
+from bayescm.inference.posterior import flat, metric_draws, units_of
+from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.metrics import registry_for
-from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import hdi
 
 if TYPE_CHECKING:

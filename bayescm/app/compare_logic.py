@@ -158,7 +158,7 @@ def parse_counts(text: str) -> bcm.ConfusionMatrix | bcm.MulticlassConfusionMatr
 
     Binary: the cells are read by the header's names (any order); the first column
     names the classifiers.  K-class: each line is a name, a colon and the matrix in the
-    One-classifier page's format (:func:`bayescm.cli_input.parse_matrix`: the labels,
+    One-classifier page's format (:func:`bayescm.data.text.parse_matrix`: the labels,
     then row ``i`` the counts of actual class ``i`` by predicted class); every line
     must have the same labels.
 
@@ -189,7 +189,7 @@ def parse_counts(text: str) -> bcm.ConfusionMatrix | bcm.MulticlassConfusionMatr
 
 
 def _parse_multiclass(lines: list[str]) -> bcm.MulticlassConfusionMatrix:
-    from bayescm.cli_input import parse_matrix
+    from bayescm.data.text import parse_matrix
 
     names, matrices, labels = [], [], None
     for i, line in enumerate(lines, start=1):

@@ -240,7 +240,7 @@ def netcdf_download(get_idata: Callable[[], Any], filename: str, *, name: str = 
         idata = get_idata()
         if idata is None:
             return None
-        from bayescm.persist import save
+        from bayescm.inference.persist import save
 
         fd, path = tempfile.mkstemp(suffix=".nc")
         os.close(fd)

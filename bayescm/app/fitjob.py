@@ -36,7 +36,7 @@ from typing import Any
 
 import bayescm as bcm
 from bayescm.app.pages_common import InputError, field, message_of
-from bayescm.inference import FitProgress, check_sizes
+from bayescm.inference.fit import FitProgress, check_sizes
 
 __all__ = ["MAX_DRAWS", "MAX_FITS", "STAGES", "FitJob", "Progress", "check_sampler", "warm"]
 

@@ -2,7 +2,7 @@ r"""The No-labels page's logic: Se, Sp and prevalence from an agreement table.
 
 The page takes an agreement table of T >= 2 classifiers in one or more populations
 (header ``population, ++, +-, -+, --`` and optional cells with missing results such
-as ``+?`` or verified cases such as ``+-|D+``: :mod:`bayescm.agreement_cells`), priors
+as ``+?`` or verified cases such as ``+-|D+``: :mod:`bayescm.data.agreement_cells`), priors
 one per line (``sensitivity A: beta(20, 4)``) and dependent pairs (``A~B``), and fits
 the Hui–Walter latent-class model (:func:`bayescm.models.hui_walter`) with NUTS.
 
@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 import bayescm as bcm
-from bayescm.agreement_cells import parse_cell
 from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
 from bayescm.app.fitjob import STAGES, Progress, check_sampler, warm
 from bayescm.app.one_classifier_logic import parse_prior
 from bayescm.app.pages_common import InputError, PageState, field, read_table
+from bayescm.data.agreement_cells import parse_cell
 
 if TYPE_CHECKING:
     import pymc as pm

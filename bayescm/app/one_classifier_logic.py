@@ -52,10 +52,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data import ConfusionMatrix
+from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.family import default_family
 from bayescm.metrics import registry_for
-from bayescm.models.family import default_family
-from bayescm.multiclass import MulticlassConfusionMatrix
 from bayescm.priors import Dirichlet, PriorError
 
 __all__ = ["EXAMPLE", "K_PRIORS", "Analysis", "analyse", "forest", "k_prior", "matrix",
@@ -96,7 +96,7 @@ def matrix(kind: str, *, tp: int = 0, fn: int = 0, fp: int = 0, tn: int = 0,
         return ConfusionMatrix(tp=tp, fn=fn, fp=fp, tn=tn, classifier=CLASSIFIER)
     if kind != "multiclass":
         raise ValueError(f"kind must be 'binary' or 'multiclass', got {kind!r}.")
-    from bayescm.cli_input import parse_matrix
+    from bayescm.data.text import parse_matrix
 
     rows = [re.split(r"\s*[,\t]\s*", line.strip())
             for line in re.split(r"[;\n]", text.strip()) if line.strip()]
@@ -119,7 +119,8 @@ def parse_prior(text: str, name: str) -> Any:
     >>> parse_prior("beta:2,3", "tpr"), parse_prior("pert:0,0.8,1", "tpr")
     (Beta(2, 3), Beta(4.2, 1.8))
     """
-    from bayescm import elicitation, priors
+    from bayescm import priors
+    from bayescm.priors import elicitation
 
     kind, _, rest = text.strip().partition(":")
     kind = kind.strip().lower()
@@ -172,7 +173,7 @@ def parse_k_prior(text: str, name: str, k: int) -> Dirichlet:
     >>> parse_k_prior("diagonal:8,1", "rows", 3)
     Dirichlet([[8, 1, 1], [1, 8, 1], [1, 1, 8]])
     """
-    from bayescm import elicitation
+    from bayescm.priors import elicitation
 
     kind, _, rest = text.strip().partition(":")
     kind = kind.strip().lower()
@@ -269,7 +270,7 @@ def analyse(data: ConfusionMatrix | MulticlassConfusionMatrix, *,
     """
     import bayescm as bcm
     from bayescm import idata as idata_mod
-    from bayescm.inference import fit_closed_form
+    from bayescm.inference.fit import fit_closed_form
 
     if not metrics:
         raise ValueError("Choose at least one metric.")

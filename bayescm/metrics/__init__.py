@@ -16,7 +16,6 @@ from bayescm.metrics.binary import (
     REGISTRY,
     Metric,
     cells_from_rates,
-    compute,
     div,
     evaluate,
     fbeta,
@@ -26,7 +25,14 @@ from bayescm.metrics.binary import (
     resolve,
 )
 from bayescm.metrics.binary import LOWER_IS_BETTER as BINARY_LOWER_IS_BETTER
-from bayescm.metrics.kinds import BINARY, MULTICLASS, Registry, is_multiclass_dims, registry_for
+from bayescm.metrics.kinds import (
+    BINARY,
+    MULTICLASS,
+    Registry,
+    compute,
+    is_multiclass_dims,
+    registry_for,
+)
 from bayescm.metrics.multiclass import (
     AVERAGED,
     MULTICLASS_ALIASES,

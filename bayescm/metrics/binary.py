@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
 
 __all__ = [
     "ALIASES",
@@ -375,8 +375,8 @@ def compute(
 ) -> xr.Dataset:
     """Every requested metric of an array with a named ``cell`` dim.
 
-    K×K tables (dims ``actual`` and ``predicted``, no ``cell`` dim) are handed to
-    :func:`bayescm.metrics.compute_multiclass`.
+    :func:`bayescm.metrics.compute` takes K×K tables too (dims ``actual`` and
+    ``predicted``) and hands them to :func:`bayescm.metrics.compute_multiclass`.
 
     Parameters
     ----------
@@ -395,10 +395,6 @@ def compute(
     xarray.Dataset
         One variable per metric, with the other dims of ``cells``.
     """
-    if dim not in cells.dims and {"actual", "predicted"} <= set(cells.dims):
-        from bayescm.metrics.multiclass import compute_multiclass  # K×K tables
-
-        return compute_multiclass(cells, metrics, dtype=dtype)
     if dim not in cells.dims:
         raise ValueError(f"Array has no {dim!r} dim (dims: {cells.dims}).")
     missing = [c for c in CELLS if c not in cells[dim].values.tolist()]

@@ -21,7 +21,7 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm.metrics import binary, multiclass
 
-__all__ = ["BINARY", "MULTICLASS", "Registry", "is_multiclass_dims", "registry_for"]
+__all__ = ["BINARY", "MULTICLASS", "Registry", "compute", "is_multiclass_dims", "registry_for"]
 
 
 def is_multiclass_dims(dims: Iterable[str]) -> bool:
@@ -82,6 +82,26 @@ class Registry:
         if self.multiclass:
             return multiclass.compute_multiclass(cells, metrics, dtype=dtype)
         return binary.compute(cells, metrics, dtype=dtype)
+
+
+def compute(cells: xr.DataArray, metrics: str | Sequence[str] | None = None, *,
+            dim: str = "cell", dtype: Any = np.float64) -> xr.Dataset:
+    """Every requested metric of binary cells (dim ``dim``) or of K×K tables.
+
+    Binary cells go to :func:`bayescm.metrics.binary.compute`; tables with dims
+    ``actual`` and ``predicted`` (and no ``dim``) to
+    :func:`bayescm.metrics.multiclass.compute_multiclass`.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> cells = xr.DataArray([26, 0, 2, 6], dims="cell", coords={"cell": ["tp", "fn", "fp", "tn"]})
+    >>> round(float(compute(cells, ["tnr"])["tnr"]), 2)
+    0.75
+    """
+    if dim not in cells.dims and {"actual", "predicted"} <= set(cells.dims):
+        return multiclass.compute_multiclass(cells, metrics, dtype=dtype)
+    return binary.compute(cells, metrics, dim=dim, dtype=dtype)
 
 
 BINARY = Registry("binary")

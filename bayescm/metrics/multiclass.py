@@ -96,10 +96,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayescm.data import CELLS
+from bayescm.data.confusion import CELLS
+from bayescm.data.multiclass_tables import align_predicted, one_vs_rest_cells
 from bayescm.metrics import binary
 from bayescm.metrics.binary import REGISTRY, div
-from bayescm.multiclass_tables import align_predicted, one_vs_rest_cells
 
 __all__ = [
     "AVERAGED",

@@ -1,13 +1,11 @@
 """Model builders: plain functions returning unsampled ``pm.Model`` objects.
 
-Each family is one unit (:mod:`bayescm.models.family`): its builder, and what
+Each family is one unit (:mod:`bayescm.family`): its builder, and what
 ``fit``, the draws, the exact sampler, the JAGS runner and ``rebuild`` need to know
 about it, registered once with :func:`register_family`.
 """
 
-from bayescm.models._loglik import case_log_likelihood
-from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
-from bayescm.models.family import (
+from bayescm.family import (
     ClosedForm,
     Conjugate,
     Family,
@@ -22,6 +20,8 @@ from bayescm.models.family import (
     register_family,
     spec_of,
 )
+from bayescm.models._loglik import case_log_likelihood
+from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
 from bayescm.models.folds import folds
 from bayescm.models.groups import groups
 from bayescm.models.hui_walter import (

@@ -1,7 +1,7 @@
 """Helpers the built-in builders share: data coercion, properness checks, Beta rates.
 
-The record a builder attaches to its model (:class:`~bayescm.models.family.ModelSpec`)
-and the family registry live in :mod:`bayescm.models.family`.
+The record a builder attaches to its model (:class:`~bayescm.family.ModelSpec`)
+and the family registry live in :mod:`bayescm.family`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pandas as pd
 import xarray as xr
 
 from bayescm import metrics
-from bayescm.data import CELLS, ConfusionMatrix
-from bayescm.models.family import Conjugate, Kernel
+from bayescm.data.confusion import CELLS, ConfusionMatrix
+from bayescm.family import Conjugate, Kernel
 from bayescm.priors import Beta, Prior, PriorError
 from bayescm.stats import SAMPLE_DIMS
 

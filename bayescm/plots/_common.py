@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["new_axes"]
+__all__ = ["new_axes", "require"]
 
 
 def new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
@@ -17,3 +18,14 @@ def new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     if ax is None:
         _, ax = plt.subplots(figsize=size, layout="constrained")
     return ax
+
+
+def require(result: Any, attrs: Sequence[str], message: str) -> None:
+    """Refuse a ``result`` without the public attributes a picture reads.
+
+    The pictures work on analysis results by their attributes (they do not import
+    :mod:`bayescm.analysis`, whose results call them from ``.plot()``), so anything with
+    those attributes is drawn; anything else gets ``message``.
+    """
+    if not all(hasattr(result, a) for a in attrs):
+        raise TypeError(message)

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescm.analysis import Leaderboard, SampleSizePlan, sample_size_rule
-from bayescm.plots._common import new_axes
+from bayescm.plots._common import new_axes, require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from bayescm.analysis import Leaderboard, SampleSizePlan
 
 __all__ = ["leaderboard", "sample_size_curve"]
 
@@ -65,9 +66,9 @@ def leaderboard(board: Leaderboard, *, top: int = 10, ax: Axes | None = None) ->
     (3, 3)
     >>> plt.close("all")
     """
-    if not isinstance(board, Leaderboard):
-        raise TypeError(f"board must be a bayescm.analysis.Leaderboard (from "
-                        f"bcm.analysis.leaderboard), got {type(board).__name__}.")
+    require(board, ("rank_probabilities", "summary", "metric"),
+            f"board must be a bayescm.analysis.Leaderboard (from bcm.analysis.leaderboard), "
+            f"got {type(board).__name__}.")
     if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
         raise ValueError(f"top must be a whole number >= 1, got {top!r}.")
     probs = board.rank_probabilities.iloc[:top, :top]
@@ -138,9 +139,9 @@ def sample_size_curve(plan: SampleSizePlan, *, ax: Axes | None = None) -> Axes:
     'log'
     >>> plt.close("all")
     """
-    if not isinstance(plan, SampleSizePlan):
-        raise TypeError(f"plan must be a bayescm.analysis.SampleSizePlan (from "
-                        f"bcm.analysis.sample_size), got {type(plan).__name__}.")
+    require(plan, ("curve", "assurance", "target_width", "n_rule", "n_required", "metric"),
+            f"plan must be a bayescm.analysis.SampleSizePlan (from bcm.analysis.sample_size), "
+            f"got {type(plan).__name__}.")
     curve = plan.curve
     n = curve.index.to_numpy(float)
     ax = new_axes(ax, (6.4, 4.4))
@@ -152,11 +153,10 @@ def sample_size_curve(plan: SampleSizePlan, *, ax: Axes | None = None) -> Axes:
     ax.axhline(plan.target_width, color="C3", ls="--", lw=1,
                label=f"target width {plan.target_width:g}")
     if plan.n_rule is not None:
-        # the rule for the whole test set: N = factor * sample_size_rule(width) = c / width^2
-        factor = plan.n_rule / sample_size_rule(plan.target_width, hdi_prob=plan.hdi_prob)
+        # the rule for the whole test set, N = c / width^2, through the plan's own point
         c = plan.n_rule * plan.target_width**2
         widths = np.geomspace(np.sqrt(c / n.max()), min(0.999, np.sqrt(c / n.min())), 200)
-        rule_n = factor * sample_size_rule(widths, hdi_prob=plan.hdi_prob)
+        rule_n = c / widths**2
         ax.plot(rule_n, widths, ":", color="0.3", lw=1.5,
                 label=f"normal rule N = {c:.3g} / width$^2$ (N = {plan.n_rule:.0f} at the "
                       "target)")

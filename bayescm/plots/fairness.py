@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescm.plots._common import new_axes
+from bayescm.plots._common import new_axes, require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -54,11 +54,9 @@ def disparity(result: Disparity, *, ax: Axes | None = None) -> Axes:
     ['site=a', 'site=b', 'site=c', 'site=d']
     >>> plt.close("all")
     """
-    from bayescm.analysis.disparity import Disparity
-
-    if not isinstance(result, Disparity):
-        raise TypeError(f"disparity draws a bayescm.analysis.Disparity, got "
-                        f"{type(result).__name__}; make one with bcm.analysis.disparity(fit).")
+    require(result, ("to_frame", "metric", "reference", "groups", "threshold", "hdi_prob"),
+            f"disparity draws a bayescm.analysis.Disparity, got {type(result).__name__}; make "
+            "one with bcm.analysis.disparity(fit).")
     frame = result.to_frame().xs(f"{result.metric} vs {result.reference}", level="measure")
     frame = frame[~result.groups.loc[frame.index, "empty"].to_numpy()]
     ax = new_axes(ax, (6.4, 1.4 + 0.3 * len(frame)))
@@ -107,11 +105,9 @@ def alert_timeline(result: Alerts, *, ax: Axes | None = None) -> Axes:
     True
     >>> plt.close("all")
     """
-    from bayescm.analysis.alerts import Alerts
-
-    if not isinstance(result, Alerts):
-        raise TypeError(f"alert_timeline draws a bayescm.analysis.Alerts, got "
-                        f"{type(result).__name__}; make one with bcm.analysis.alerts(fit).")
+    require(result, ("table", "threshold"),
+            f"alert_timeline draws a bayescm.analysis.Alerts, got {type(result).__name__}; "
+            "make one with bcm.analysis.alerts(fit).")
     ax = new_axes(ax, (7.2, 3.6))
     table = result.table
     for i, (series, part) in enumerate(table.groupby("series", sort=False)):

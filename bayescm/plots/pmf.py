@@ -19,7 +19,7 @@ import pandas as pd
 
 from bayescm import exact
 from bayescm import metrics as registry
-from bayescm.data import ConfusionMatrix
+from bayescm.data.confusion import ConfusionMatrix
 from bayescm.plots._common import new_axes
 
 if TYPE_CHECKING:

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescm.analysis.sensitivity_table import BASELINE, PriorSensitivity
-from bayescm.plots._common import new_axes
+from bayescm.plots._common import new_axes, require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from bayescm.analysis import PriorSensitivity
 
 __all__ = ["prior_sensitivity"]
 
@@ -58,13 +59,13 @@ def prior_sensitivity(result: PriorSensitivity, *, ax: Axes | None = None) -> Ax
     ['tpr[cm]', 'tnr[cm]', 'prevalence[cm]']
     >>> plt.close("all")
     """
-    if not isinstance(result, PriorSensitivity):
-        raise TypeError(f"prior_sensitivity draws a bayescm.analysis.PriorSensitivity, got "
-                        f"{type(result).__name__}; make one with "
-                        "bcm.analysis.prior_sensitivity(model).")
+    require(result, ("table", "alternatives", "baseline"),
+            f"prior_sensitivity draws a bayescm.analysis.PriorSensitivity, got "
+            f"{type(result).__name__}; make one with bcm.analysis.prior_sensitivity(model).")
+    baseline = result.baseline
     table = result.table
     names = list(result.alternatives.index)
-    rows = list(table.loc[BASELINE].index)
+    rows = list(table.loc[baseline].index)
     labels = [f"{p}[{u}]" if u else p for p, u in rows]
     k = len(names)
     ax = new_axes(ax, (6.4, 1.2 + 0.18 * len(rows) * max(k, 2)))
@@ -72,7 +73,7 @@ def prior_sensitivity(result: PriorSensitivity, *, ax: Axes | None = None) -> Ax
     offsets = (np.linspace(_BAND / 2, -_BAND / 2, k) if k > 1 else np.zeros(1))
     converged = result.alternatives["converged"].astype(bool)
     for i, name in enumerate(names):
-        color = "black" if name == BASELINE else f"C{i - 1}"
+        color = "black" if name == baseline else f"C{i - 1}"
         part = table.loc[name].reindex(rows)
         y = ys + offsets[i]
         style = "-" if converged[name] else "--"

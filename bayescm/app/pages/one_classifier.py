@@ -39,7 +39,7 @@ from bayescm.app.pages._fields import url_note
 from bayescm.app.pages_common import data_testid
 from bayescm.app.registry import Page
 from bayescm.app.state import sync_url
-from bayescm.elicitation import describe
+from bayescm.priors.elicitation import describe
 
 BINARY_METRICS = registry.registry_for(logic.matrix("binary", **logic.EXAMPLE)).names()
 MULTI_METRICS = registry.registry_for(logic.matrix("multiclass", text=logic.EXAMPLE_MATRIX)

@@ -1,0 +1,7 @@
+"""``python -m bayescm.cli``: the ``bayescm`` command."""
+
+import sys
+
+from bayescm.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,9 @@
+"""K classes: one Dirichlet over the K² cells.
+
+The family's folder holds its builder and hooks (``model``); the model card is
+``models/multiclass_cells/README.md`` in the repository.
+"""
+
+from bayescm.models.multiclass_cells.model import MulticlassCells, multiclass_cells
+
+__all__ = ["MulticlassCells", "multiclass_cells"]
