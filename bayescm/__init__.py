@@ -81,6 +81,7 @@ __all__ = [
     "check_convergence",
     "curves",
     "datasets",
+    "exact",
     "exact_posterior",
     "fit",
     "intervals",

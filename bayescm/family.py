@@ -9,7 +9,8 @@ machinery asks for, so that nothing outside :mod:`bayescm.models` names a family
   (:meth:`Family.complete`);
 * its conjugate posterior, when it has one, for ``sampler="exact"``
   (:meth:`Family.conjugate`), and the same without building the model
-  (:meth:`Family.closed_form`: no PyMC, for the light exact path of the CLI);
+  (:meth:`Family.closed_form`: no PyMC, for the light exact path of the CLI), and
+  the Beta posteriors of its rates from plain count arrays (:meth:`Family.rate_posteriors`);
 * its compiled density for nutpie, when it has one (:meth:`Family.kernel`);
 * i.i.d. prior draws (:meth:`Family.prior_draws`) and replicated data
   (:meth:`Family.predictive`);
@@ -259,6 +260,58 @@ class Family:
         built model and of :func:`bayescm.inference.fit_closed_form` are the same.
         """
         return None
+
+    def rate_posteriors(self, cells: Mapping[str, Any],
+                        priors: Mapping[str, tuple[Any, Any]] | None = None
+                        ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        r"""The Beta posterior of each rate from counts by named cell, over plain arrays.
+
+        For a family whose rates have independent conjugate Beta posteriors: a rate
+        :math:`r` with prior :math:`\mathrm{Beta}(a_r, b_r)` whose successes are the
+        cells :math:`S_r` and failures the cells :math:`F_r` has the posterior
+
+        .. math::
+
+            r \mid D \sim \mathrm{Beta}\Bigl(a_r + \sum_{c \in S_r} n_c,\
+                                             b_r + \sum_{c \in F_r} n_c\Bigr).
+
+        (three-Beta: :math:`\phi` from :math:`tp + fn` and :math:`fp + tn`, TPR from
+        :math:`tp` and :math:`fn`, TNR from :math:`tn` and :math:`fp`.)  No model and
+        no checks: for vectorised work on simulated or batched counts;
+        :meth:`closed_form` is the checked route for a data object.
+
+        Parameters
+        ----------
+        cells
+            ``cell name -> counts``, arrays of any shapes that broadcast together.
+        priors
+            ``rate -> (a, b)`` replacing the family's default prior of that rate;
+            each broadcasts against the counts.
+
+        Returns
+        -------
+        dict
+            ``rate -> (a, b)``, float arrays, in the order in which the family draws
+            its rates (seeded draws of :func:`bayescm.stats.draw_conjugate` depend on
+            it).
+
+        Raises
+        ------
+        NotImplementedError
+            When the family has no such posterior (the default).
+        KeyError
+            For a missing cell or an unknown rate.
+
+        Examples
+        --------
+        >>> from bayescm.family import default_family
+        >>> post = default_family("binary").rate_posteriors(
+        ...     {"tp": 26, "fn": 0, "fp": 2, "tn": 6})
+        >>> {rate: (float(a), float(b)) for rate, (a, b) in post.items()}
+        {'prevalence': (27.0, 9.0), 'tpr': (27.0, 1.0), 'tnr': (7.0, 3.0)}
+        """
+        raise NotImplementedError(f"The model family {self.name!r} has no Beta posteriors of "
+                                  "rates from counts by cell.")
 
     def kernel(self, model: pm.Model, spec: ModelSpec,
                conjugate: Conjugate | None = None) -> Kernel | None:

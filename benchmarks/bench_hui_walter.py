@@ -83,7 +83,7 @@ PM_SAMPLE = SETUP + textwrap.dedent("""
 """)
 
 SESSION = SETUP + textwrap.dedent("""
-    from bayescm import jags
+    from bayescm.inference import jags
     bcm.fit(model(), random_seed=1)                       # first fit: compiles
     rng = np.random.default_rng(7)
     times, ess = [], []

@@ -42,7 +42,7 @@ Akaike's criterion", 1977), so its elpd gain is about LR/2 - 2 with LR ~ chi2(2)
 13.5 % by chance; the script prints these reference values next to the measured ones.
 
 Rates carry a Wilson 95 % interval for S studies (``bayescm.intervals.binomial``).
-No timing is asserted; ``tests/test_loo_rates.py`` (``-m slow``) asserts the rates on
+No timing is asserted; ``tests/inference/test_loo_rates.py`` (``-m slow``) asserts the rates on
 a smaller run of the same design, which it imports from here.
 """
 

@@ -25,6 +25,7 @@ from scipy import integrate, stats
 import bayescm as bcm
 from bayescm import analysis, cli, curves, exact, intervals, priors
 from bayescm import stats as core
+from bayescm.cli import commands as cli_main
 from bayescm.inference import posterior
 from bayescm.priors import Beta, Dirichlet, Gamma, PriorError
 
@@ -410,5 +411,5 @@ def test_cli_draws_are_per_chain(capsys):
     assert cli.main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["draws"], out["chains"]) == (300, 2)
-    helptext = cli._build_parser()._subparsers._group_actions[0].choices["summarize"]
+    helptext = cli_main._build_parser()._subparsers._group_actions[0].choices["summarize"]
     assert "per chain" in helptext.format_help()

@@ -119,7 +119,7 @@ def test_paired_model_calibrates_and_independent_does_not():
     independent over-covers (its intervals are too wide)."""
     from bayescm.analysis import compare, compare_paired
 
-    from .test_analysis import simulate_paired
+    from tests.analysis.test_analysis import simulate_paired
 
     rng = np.random.default_rng(11)
     truth = 0.8 * 0.95 - 0.8 * 0.90

@@ -49,8 +49,8 @@ def wheel_env(tmp_path_factory):
 def test_the_wheel_ships_the_jags_twins_and_data(wheel_env):
     names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
     for twin in ("hui_walter", "multiclass_rows", "multiclass_cells"):
-        assert f"bayescm/models/{twin}.jags" in names
-    assert "bayescm/_datasets/totsch_literature.csv" in names
+        assert f"bayescm/models/{twin}/{twin}.jags" in names
+    assert "bayescm/data/_datasets/totsch_literature.csv" in names
 
 
 def test_cli_from_the_wheel(wheel_env):
@@ -69,7 +69,7 @@ def test_jags_cross_check_from_the_wheel(wheel_env):
         import json, pathlib, warnings
         import numpy as np
         import bayescm as bcm
-        from bayescm import jags
+        from bayescm.inference import jags
         tab = bcm.AgreementTable.from_counts(
             {"site1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
              "site2": {"++": 260, "+-": 76, "-+": 52, "--": 212}})

@@ -31,12 +31,6 @@ from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis import ranks_dask
 from bayescm.analysis.leaderboard_accuracy import leaderboard_from_accuracy
-from bayescm.inference.posterior import (
-    class_index,
-    multiclass_theta_sampler,
-    select_class,
-    three_beta_params,
-)
 from bayescm.analysis.ranks import (
     DENSE_MAX,
     TOP_DEFAULT,
@@ -49,6 +43,8 @@ from bayescm.analysis.ranks import (
 )
 from bayescm.data.confusion import CELLS, ConfusionMatrix, unit_of
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.family import default_family
+from bayescm.inference.posterior import class_index, multiclass_theta_sampler, select_class
 from bayescm.metrics import LOWER_IS_BETTER
 from bayescm.scheduling import check_scheduler, client_for
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
@@ -320,7 +316,7 @@ def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None
 def _confusion_sampler(
     cm: ConfusionMatrix, key: str
 ) -> Callable[[np.random.Generator, int], np.ndarray]:
-    params = three_beta_params(*(cm.cell(c).astype(float) for c in CELLS))
+    params = default_family("binary").rate_posteriors({c: cm.cell(c) for c in CELLS})
     # the rates a metric needs, in the order they are drawn (seeded results depend on it)
     needs = {"prevalence": ("prevalence",), "tpr": ("tpr",), "fnr": ("tpr",), "tnr": ("tnr",),
              "fpr": ("tnr",), "ba": ("tpr", "tnr"), "bm": ("tpr", "tnr")}

@@ -27,10 +27,10 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.inference.posterior import metric_draws
 from bayescm.analysis.prevalence_multiclass import multiclass_at_prevalence
 from bayescm.data.confusion import CELLS, ConfusionMatrix
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.inference.posterior import metric_draws
 from bayescm.priors import Beta
 from bayescm.stats import SAMPLE_DIMS
 

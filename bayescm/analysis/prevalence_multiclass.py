@@ -29,8 +29,8 @@ import numpy as np
 import xarray as xr
 
 from bayescm import idata as idata_mod
-from bayescm.inference.posterior import multiclass_theta_sampler
 from bayescm.data.multiclass import MulticlassConfusionMatrix, align_predicted
+from bayescm.inference.posterior import multiclass_theta_sampler
 from bayescm.metrics import registry_for
 from bayescm.priors import Dirichlet, PriorError, coerce
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate

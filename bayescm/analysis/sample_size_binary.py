@@ -15,7 +15,6 @@ import numpy as np
 from scipy import stats
 
 from bayescm import metrics as registry
-from bayescm.inference.posterior import three_beta_params
 from bayescm.analysis.sample_size_plan import (
     SampleSizePlan,
     check_goal,
@@ -24,7 +23,8 @@ from bayescm.analysis.sample_size_plan import (
     positive_int,
     search,
 )
-from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.confusion import CELLS, ConfusionMatrix
+from bayescm.family import default_family
 from bayescm.stats import beta_hdi, check_hdi_prob, draw_conjugate, hdi
 
 __all__ = ["plan_binary", "sample_size_rule"]
@@ -229,9 +229,11 @@ def _from_pilot(pilot: Any, size: int, rng: np.random.Generator) -> tuple[dict, 
             f"pilot holds {len(pilot)} confusion matrices; pass one, e.g. "
             f"pilot[{pilot.classifiers[0]!r}]."
         )
-    tp, fn, fp, tn = (int(v) for v in pilot.counts[0])
-    params = draw_conjugate(rng, (size,), betas=three_beta_params(tp, fn, fp, tn))
-    desc = f"three-Beta posterior of the pilot (tp={tp}, fn={fn}, fp={fp}, tn={tn})"
+    cells = {c: int(pilot.cell(c)[0]) for c in CELLS}
+    params = draw_conjugate(rng, (size,),
+                            betas=default_family("binary").rate_posteriors(cells))
+    shown = ", ".join(f"{c}={n}" for c, n in cells.items())
+    desc = f"three-Beta posterior of the pilot ({shown})"
     return params, desc
 
 
@@ -276,6 +278,7 @@ def _composite_simulator(
 ) -> Callable[[int], np.ndarray]:
     n_sims = uniforms.shape[1]
     chunk = max(1, _CHUNK // draws)
+    family = default_family("binary")
 
     def simulate(n: int) -> np.ndarray:
         n_pos = _class_counts(n, fixed_phi, params, uniforms[0])
@@ -289,8 +292,9 @@ def _composite_simulator(
             s = slice(start, start + chunk)
             # one row of draws per study: parameters broadcast to (studies, draws)
             shape = (len(tp[s]), draws)
-            cols = (np.broadcast_to(c[s][:, None], shape) for c in (tp, fn, fp, tn))
-            post = draw_conjugate(rng, (), betas=three_beta_params(*cols))
+            cells = {c: np.broadcast_to(v[s][:, None], shape)
+                     for c, v in (("tp", tp), ("fn", fn), ("fp", fp), ("tn", tn))}
+            post = draw_conjugate(rng, (), betas=family.rate_posteriors(cells))
             values = registry.evaluate(metric, *registry.cells_from_rates(
                 post["prevalence"], post["tpr"], post["tnr"]))
             lo, hi = hdi(values, hdi_prob)

@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from bayescm.inference.posterior import flat, metric_draws, units_of
-from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.confusion import CELLS, ConfusionMatrix
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.family import default_family
+from bayescm.inference.posterior import flat, metric_draws, units_of
 from bayescm.metrics import registry_for
 from bayescm.stats import hdi
 
@@ -186,8 +187,9 @@ def deception(
             f"mcc, mk), got {metric!r} with range {tuple(found.bounds)}.")
     if isinstance(data, ConfusionMatrix) and found.key == "bm":
         rows = {}
-        for name, (tp, fn, fp, tn) in zip(data.classifiers, data.counts, strict=True):
-            tpr, tnr = stats.beta(1 + tp, 1 + fn), stats.beta(1 + tn, 1 + fp)
+        post = default_family("binary").rate_posteriors({c: data.cell(c) for c in CELLS})
+        for i, name in enumerate(data.classifiers):
+            tpr, tnr = (stats.beta(post[r][0][i], post[r][1][i]) for r in ("tpr", "tnr"))
 
             def below(c: float, tpr=tpr, tnr=tnr) -> float:
                 # P(TPR + TNR - 1 < c) = int f_TPR(x) F_TNR(1 + c - x) dx

@@ -59,7 +59,7 @@ and again in the websocket's ``Sec-WebSocket-Protocol`` header, inside Bokeh's s
 token (the request's arguments and headers, zlib-compressed and base64-encoded,
 about 1.75 times the query's length for random letters, a quarter of it for pasted
 cases).  8000 characters keep both well below 64 KB even with a ``Referer`` as long
-(``tests/test_app_url.py`` builds the token).  About 1000 pasted cases of three
+(``tests/app/test_app_url.py`` builds the token).  About 1000 pasted cases of three
 columns fit.
 """
 

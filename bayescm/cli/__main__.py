@@ -2,6 +2,6 @@
 
 import sys
 
-from bayescm.cli.main import main
+from bayescm.cli.commands import main
 
 sys.exit(main())

@@ -105,8 +105,9 @@ from scipy import stats
 
 from bayescm import metrics as metric_registry
 from bayescm import priors as prior_specs
-from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.confusion import CELLS, ConfusionMatrix
 from bayescm.deprecation import renamed_kwargs
+from bayescm.family import default_family
 from bayescm.priors import PriorError
 
 # -- exact posterior predictive pmfs (Lovell et al.) ------------------------------------------
@@ -117,6 +118,8 @@ __all__ = [
     "metric_pmf",
     "predictive_pmf",
 ]
+# the rates of a future matrix with given class sizes: successes and failures of each
+# (the binomial model's plug-in rate; the Beta posteriors are the family's)
 _PMF_RATES = {"tpr": ("tp", "fn"), "tnr": ("tn", "fp")}
 
 
@@ -157,17 +160,20 @@ def _predictive_args(cm: Any, n_pos: Any, n_neg: Any, model: str) -> tuple[int, 
 def _rate_posteriors(
     cm: ConfusionMatrix, priors: Mapping[str, Any] | None
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], str]:
-    """Posterior Beta parameters of tpr and tnr per classifier, and the priors as JSON."""
+    """Posterior Beta parameters of tpr and tnr per classifier, and the priors as JSON:
+    the binary default family's update (:meth:`bayescm.family.Family.rate_posteriors`)."""
+    family = default_family("binary")
     priors = prior_specs.check_names(
-        priors, {k: prior_specs.Beta(1, 1) for k in _PMF_RATES}, where="predictive_pmf",
+        priors, {k: family.default_priors[k] for k in _PMF_RATES}, where="predictive_pmf",
         hints={"prevalence": "the class sizes n_pos and n_neg are given, so prevalence plays "
                              "no role"})
-    resolved = prior_specs.resolve("three_beta", priors, cm.classifiers)
+    resolved = prior_specs.resolve(family.name, priors, cm.classifiers)
     chosen = {k: resolved[k] for k in _PMF_RATES}
-    out = {}
-    for name, (succ, fail) in _PMF_RATES.items():
-        a = np.array([p.alpha for p in chosen[name]]) + cm.cell(succ)
-        b = np.array([p.beta for p in chosen[name]]) + cm.cell(fail)
+    post = family.rate_posteriors({c: cm.cell(c) for c in CELLS}, {
+        k: (np.array([p.alpha for p in per]), np.array([p.beta for p in per]))
+        for k, per in chosen.items()})
+    for name in _PMF_RATES:
+        a, b = post[name]
         bad = np.flatnonzero((a <= 0) | (b <= 0))
         if bad.size:
             raise PriorError(
@@ -175,8 +181,7 @@ def _rate_posteriors(
                 "improper (a posterior parameter is zero); use a proper prior such as "
                 "Beta(1, 1)."
             )
-        out[name] = (a.astype(float), b.astype(float))
-    return out, prior_specs.to_attrs(chosen, cm.classifiers)
+    return {k: post[k] for k in _PMF_RATES}, prior_specs.to_attrs(chosen, cm.classifiers)
 
 
 def _betabinom_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,11 +1,12 @@
 """Metric draws from either a fitted InferenceData or a confusion matrix.
 
-Analysis functions accept both.  For a :class:`~bayescm.ConfusionMatrix` the
-posterior is the three-Beta model's with Beta(1, 1) priors (Tötsch & Hoffmann
-2021), drawn directly from its closed form (independent Betas for prevalence, TPR
-and TNR) -- no model, no sampler.  For a :class:`~bayescm.MulticlassConfusionMatrix`
-it is the ``multiclass_rows`` family's closed form with flat priors (a Dirichlet of
-the class prevalence and one per actual class's row), asked of the family.  Which
+Analysis functions accept both.  For a confusion matrix the posterior is the closed
+form of the default family of its kind (:func:`bayescm.family.default_family`), with
+its default priors, drawn directly -- no model, no sampler: for a
+:class:`~bayescm.ConfusionMatrix` the three-Beta model with Beta(1, 1) priors
+(Tötsch & Hoffmann 2021: independent Betas for prevalence, TPR and TNR); for a
+:class:`~bayescm.MulticlassConfusionMatrix` the ``multiclass_rows`` family with flat
+priors (a Dirichlet of the class prevalence and one per actual class's row).  Which
 metric registry answers (binary or multiclass) is asked of the data
 (:func:`bayescm.metrics.registry_for`).
 """
@@ -13,51 +14,33 @@ metric registry answers (binary or multiclass) is asked of the data
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.data.confusion import CELLS, ConfusionMatrix, unit_of
+from bayescm.data.confusion import ConfusionMatrix, unit_of
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.family import default_family
 from bayescm.inference import draws as draws_mod
-from bayescm.stats import SAMPLE_DIMS, draw_conjugate
+from bayescm.stats import SAMPLE_DIMS
 
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["class_index", "flat", "metric_draws",
-           "multiclass_theta_sampler", "select", "select_class", "theta_draws",
-           "three_beta_params", "units_of"]
+__all__ = ["class_index", "flat", "metric_draws", "multiclass_theta_sampler", "select",
+           "select_class", "theta_draws", "units_of"]
 
 CountData = ConfusionMatrix | MulticlassConfusionMatrix
 
 
-def three_beta_params(tp: Any, fn: Any, fp: Any, tn: Any) -> dict[str, tuple[Any, Any]]:
-    r"""Beta parameters of the three-Beta posterior under Beta(1, 1) priors.
-
-    :math:`\phi \sim \mathrm{Beta}(1 + tp + fn, 1 + fp + tn)`,
-    :math:`TPR \sim \mathrm{Beta}(1 + tp, 1 + fn)`,
-    :math:`TNR \sim \mathrm{Beta}(1 + tn, 1 + fp)`, in the order (prevalence, tpr,
-    tnr) in which :func:`bayescm.stats.draw_conjugate` draws them.
-    """
-    return {"prevalence": (1 + tp + fn, 1 + fp + tn), "tpr": (1 + tp, 1 + fn),
-            "tnr": (1 + tn, 1 + fp)}
-
-
-def multiclass_theta_sampler(cm: MulticlassConfusionMatrix
-                             ) -> Callable[[np.random.Generator, int], xr.DataArray]:
-    """``draw(rng, n)``: n i.i.d. draws of theta (dims chain, draw, classifier, actual,
-    predicted; one chain) from the posterior of the multiclass default family
-    (:func:`bayescm.family.default_family`: ``multiclass_rows``), flat priors.
-
-    The family's closed form is computed once; each call draws from it.
-    """
-    from bayescm.family import default_family
-
-    family = default_family("multiclass")
+def _theta_sampler(cm: CountData, kind: str
+                   ) -> Callable[[np.random.Generator, int], xr.DataArray]:
+    """``draw(rng, n)``: n i.i.d. draws of theta (one chain) from the closed form of the
+    default family of ``kind``, computed once."""
+    family = default_family(kind)
     closed = family.closed_form(cm)
 
     def draw(rng: np.random.Generator, n: int) -> xr.DataArray:
@@ -69,21 +52,31 @@ def multiclass_theta_sampler(cm: MulticlassConfusionMatrix
     return draw
 
 
+def multiclass_theta_sampler(cm: MulticlassConfusionMatrix
+                             ) -> Callable[[np.random.Generator, int], xr.DataArray]:
+    """``draw(rng, n)``: n i.i.d. draws of theta (dims chain, draw, classifier, actual,
+    predicted; one chain) from the posterior of the multiclass default family
+    (:func:`bayescm.family.default_family`: ``multiclass_rows``), flat priors.
+
+    The family's closed form is computed once; each call draws from it.
+    """
+    return _theta_sampler(cm, "multiclass")
+
+
 def theta_draws(cm: CountData, draws: int, rng: np.random.Generator) -> xr.DataArray:
-    """Draws of theta (dims chain, draw, classifier, cell) from the three-Beta posterior;
-    for a MulticlassConfusionMatrix (dims ..., actual, predicted) from
-    :func:`multiclass_theta_sampler`.
+    """Draws of theta (dims chain, draw, classifier, cell) from the closed form of the
+    binary default family (:func:`bayescm.family.default_family`: the three-Beta
+    posterior, Beta(1, 1) priors); for a MulticlassConfusionMatrix (dims ..., actual,
+    predicted) from :func:`multiclass_theta_sampler`.
 
     I.i.d. draws from the closed form in one chain: ``draws`` is the total.
     """
     if isinstance(cm, MulticlassConfusionMatrix):
         return multiclass_theta_sampler(cm)(rng, draws)
-    cells = (cm.cell(c).astype(float) for c in CELLS)
-    post = draw_conjugate(rng, (draws,), betas=three_beta_params(*cells))
-    theta = np.stack(registry.cells_from_rates(post["prevalence"], post["tpr"], post["tnr"]),
-                     -1)
+    theta = _theta_sampler(cm, "binary")(rng, draws)
     da = cm.to_xarray()  # dims (classifier or slice, cell), with any slice levels
-    return xr.DataArray(theta[None], dims=(*SAMPLE_DIMS, *da.dims), coords=da.coords)
+    return xr.DataArray(theta.transpose(*SAMPLE_DIMS, *da.dims).values,
+                        dims=(*SAMPLE_DIMS, *da.dims), coords=da.coords)
 
 
 def metric_draws(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from bayescm.curves.core import Curve
+from bayescm.curves.curve import Curve
 from bayescm.deprecation import renamed_kwargs
 from bayescm.plots._common import new_axes
 from bayescm.stats import check_hdi_prob

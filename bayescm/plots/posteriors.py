@@ -16,8 +16,8 @@ import pandas as pd
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
-from bayescm.inference.posterior import flat, metric_draws, units_of
 from bayescm.data.confusion import unit_of
+from bayescm.inference.posterior import flat, metric_draws, units_of
 from bayescm.plots._common import new_axes
 from bayescm.stats import hdi
 from bayescm.summary import select_classifiers

@@ -7,10 +7,10 @@
 Examples
 --------
 >>> from bayescm.priors import Beta, Dirichlet
->>> Beta(20, 4).mean
-0.8333333333333334
+>>> Beta(20, 4), Beta(20, 4).alpha
+(Beta(20, 4), 20.0)
 >>> Dirichlet.flat(3)
-Dirichlet((1, 1, 1))
+Dirichlet(1, 1, 1)
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ __all__ = ["Beta", "Dirichlet", "Gamma", "Prior", "PriorError", "match_rows"]
 
 class PriorError(ValueError):
     """A prior specification that cannot be used; the message says what to change."""
+
+
+PriorError.__module__ = "bayescm.priors"  # where users import it from
 
 
 @dataclass(frozen=True)

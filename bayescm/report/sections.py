@@ -44,8 +44,6 @@ __all__ = ["Context", "is_latent_class", "pattern_groups"]
 _ESTIMATE_COLUMNS = ["mean", "sd", "median", "hdi_lower", "hdi_upper"]
 # rows of the per-quantity convergence table (the verdict above it covers all of them)
 _MAX_ROWS = 60
-# what a latent-class posterior holds when its fit recorded no parameter list
-_LATENT_PARAMETERS = ("sensitivity", "specificity", "prevalence", "cov_se", "cov_sp")
 
 
 def is_latent_class(idata: az.InferenceData) -> bool:
@@ -352,8 +350,12 @@ def estimate_frame(ctx: Context) -> pd.DataFrame:
 
     if not ctx.latent:
         return summary(ctx.idata, hdi_prob=ctx.hdi_prob)
+    # the parameters fit recorded (the family's); a fit without that record (the JAGS
+    # twin's: its posterior holds the parameters only) shows every variable of at most
+    # one unit dim, as bcm.check_convergence takes every variable
     recorded = [n for n in str(ctx.attrs.get("parameters", "")).split(",") if n in ctx.post]
-    names = recorded or [n for n in _LATENT_PARAMETERS if n in ctx.post]
+    names = recorded or [str(n) for n, da in ctx.post.data_vars.items()
+                         if len(set(da.dims) - set(SAMPLE_DIMS)) <= 1]
     rows: dict[tuple[str, str], Mapping[str, float]] = {}
     for name in names:
         da = ctx.post[name]

@@ -138,15 +138,22 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None, prevalence: float | None
     return ModelSpec("three_beta", cm, resolved, options={"prevalence": fixed})
 
 
-def _posterior(counts: np.ndarray, prior: Mapping[str, tuple[np.ndarray, np.ndarray]],
-               fixed: np.ndarray | None) -> Conjugate:
-    """Beta(a + successes, b + failures) per rate; ``counts`` (classifier, cell)."""
-    cell = {c: counts[:, i].astype(float) for i, c in enumerate(CELLS)}
+def _update(cell: Mapping[str, Any], prior: Mapping[str, tuple[Any, Any]]
+            ) -> dict[str, tuple[Any, Any]]:
+    """Beta(a + successes, b + failures) per rate of ``prior``, from counts by cell name."""
     betas = {}
     for name, (a, b) in prior.items():
         succ, fail = UPDATES[name]
         betas[name] = (a + sum(cell[c] for c in succ), b + sum(cell[c] for c in fail))
-    return Conjugate(betas=betas, fixed={} if fixed is None else {"prevalence": fixed})
+    return betas
+
+
+def _posterior(counts: np.ndarray, prior: Mapping[str, tuple[np.ndarray, np.ndarray]],
+               fixed: np.ndarray | None) -> Conjugate:
+    """:func:`_update` of the rates; ``counts`` (classifier, cell)."""
+    cell = {c: counts[:, i].astype(float) for i, c in enumerate(CELLS)}
+    return Conjugate(betas=_update(cell, prior),
+                     fixed={} if fixed is None else {"prevalence": fixed})
 
 
 class ThreeBeta(ConfusionCodec, Family):
@@ -195,6 +202,22 @@ class ThreeBeta(ConfusionCodec, Family):
         observed = xr.DataArray(cm.counts, dims=(cm.unit, "cell"), coords=coords)
         return ClosedForm(spec, conj, {name: (cm.unit,) for name in RATES}, coords,
                           observed)
+
+    def rate_posteriors(self, cells: Mapping[str, Any],
+                        priors: Mapping[str, tuple[Any, Any]] | None = None
+                        ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        # the class docstring's update over plain arrays: prevalence, tpr, tnr in
+        # RATES order (the order seeded draws depend on)
+        priors = dict(priors or {})
+        unknown = sorted(set(priors) - set(RATES))
+        missing = [c for c in CELLS if c not in cells]
+        if unknown or missing:
+            raise KeyError(f"{self.name} updates the rates {list(RATES)} from the cells "
+                           f"{list(CELLS)}; unknown rates {unknown}, missing cells {missing}.")
+        prior = {name: tuple(np.asarray(v, dtype=float)
+                             for v in priors.get(name, self.default_priors[name].params))
+                 for name in RATES}
+        return _update({c: np.asarray(cells[c], dtype=float) for c in CELLS}, prior)
 
     def kernel(self, model: pm.Model, spec: ModelSpec,
                conjugate: Conjugate | None = None) -> Kernel:
