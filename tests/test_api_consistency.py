@@ -393,9 +393,9 @@ PUBLIC = ["bayescm.summary", "bayescm.intervals", "bayescm.curves", "bayescm.exa
           "bayescm.analysis.leaderboard", "bayescm.analysis.sample_size",
           "bayescm.analysis.uncertainty", "bayescm.analysis.prevalence",
           "bayescm.inference.posterior", "bayescm.analysis.prevalence_multiclass",
-          "bayescm.analysis.sample_size_binary", "bayescm.analysis.sample_size_multiclass",
+          "bayescm.analysis.sample_size.binary", "bayescm.analysis.sample_size.multiclass",
           "bayescm.priors.elicitation",
-          "bayescm.analysis.sample_size_plan", "bayescm.analysis.sensitivity",
+          "bayescm.analysis.sample_size.result", "bayescm.analysis.sensitivity",
           "bayescm.analysis.sensitivity_table"]
 
 

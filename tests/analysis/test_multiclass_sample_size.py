@@ -7,7 +7,7 @@ from scipy import optimize, stats
 
 import bayescm as bcm
 from bayescm.analysis import sample_size
-from bayescm.analysis.sample_size_multiclass import multinomial_ppf
+from bayescm.analysis.sample_size.multiclass import multinomial_ppf
 from bayescm.stats import hdi
 
 K = 3

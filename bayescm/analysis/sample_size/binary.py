@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from bayescm import metrics as registry
-from bayescm.analysis.sample_size_plan import (
+from bayescm.analysis.sample_size.result import (
     SampleSizePlan,
     check_goal,
     grid,

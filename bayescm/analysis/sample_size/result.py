@@ -2,7 +2,7 @@
 
 :func:`bayescm.analysis.sample_size` simulates HDI widths for a binary or a K-class
 metric (:mod:`bayescm.analysis.sample_size`,
-:mod:`bayescm.analysis.sample_size_multiclass`); both hand a simulator to
+:mod:`bayescm.analysis.sample_size.multiclass`); both hand a simulator to
 :func:`search`, which evaluates the assurance on a grid of test-set sizes and refines
 the first size reaching it by bisection, and both return a :class:`SampleSizePlan`.
 """

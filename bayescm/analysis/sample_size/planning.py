@@ -14,9 +14,9 @@ size"):
 :func:`sample_size` runs this protocol over a grid of :math:`N`, vectorised over the
 simulated studies; :func:`sample_size_rule` is the closed-form normal approximation
 of their supplement S5.  The binary simulation is in
-:mod:`bayescm.analysis.sample_size_binary`, the K-class one in
-:mod:`bayescm.analysis.sample_size_multiclass`; both search over :math:`N` and report
-with :mod:`bayescm.analysis.sample_size_plan`.
+:mod:`bayescm.analysis.sample_size.binary`, the K-class one in
+:mod:`bayescm.analysis.sample_size.multiclass`; both search over :math:`N` and report
+with :mod:`bayescm.analysis.sample_size.result`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from bayescm import metrics as registry
-from bayescm.analysis.sample_size_binary import plan_binary, sample_size_rule
-from bayescm.analysis.sample_size_multiclass import plan_multiclass
-from bayescm.analysis.sample_size_plan import SampleSizePlan
+from bayescm.analysis.sample_size.binary import plan_binary, sample_size_rule
+from bayescm.analysis.sample_size.multiclass import plan_multiclass
+from bayescm.analysis.sample_size.result import SampleSizePlan
 from bayescm.data.confusion import ConfusionMatrix
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import beta_hdi
@@ -114,7 +114,7 @@ def sample_size(
     simulates a K×K table of size :math:`N` (class counts fixed by ``prevalence``, else
     multinomial), draws ``draws`` times from the table's exact posterior under
     ``model`` and takes the HDI of the metric; see
-    :mod:`bayescm.analysis.sample_size_multiclass`.  The curve adds ``mean_width``
+    :mod:`bayescm.analysis.sample_size.multiclass`.  The curve adds ``mean_width``
     (the expected HDI width).
 
     Parameters

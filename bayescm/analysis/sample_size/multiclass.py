@@ -23,7 +23,7 @@ Everything is vectorised over the studies (in blocks of bounded memory).  Common
 random numbers make the curve smooth in :math:`N`: multinomials are sequences of
 binomial inverse CDFs of fixed uniforms, and every :math:`N` reuses one stream of
 posterior draws.  The search over :math:`N` is :func:`bayescm.analysis.
-sample_size_plan.search`, as for binary metrics.
+sample_size.result.search`, as for binary metrics.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from scipy import stats
 
 from bayescm import idata as idata_mod
 from bayescm.analysis.prevalence_multiclass import class_shares
-from bayescm.analysis.sample_size_plan import (
+from bayescm.analysis.sample_size.result import (
     SampleSizePlan,
     check_goal,
     grid,
