@@ -39,6 +39,7 @@ from bayescm.summary import summary  # noqa: E402
 _LAZY: dict[str, str] = {
     "AgreementTable": "bayescm.data",
     "MulticlassConfusionMatrix": "bayescm.data",
+    "RatingsTable": "bayescm.data",
     "ConvergenceError": "bayescm.inference.convergence",
     "ConvergenceReport": "bayescm.inference.convergence",
     "ConvergenceWarning": "bayescm.inference.convergence",
@@ -75,6 +76,7 @@ __all__ = [
     "CountsError",
     "MulticlassConfusionMatrix",
     "PriorError",
+    "RatingsTable",
     "__version__",
     "analysis",
     "app",

@@ -6,6 +6,7 @@ functions, so an estimator is written once and tested once.
 * :func:`hdi` -- the highest-density interval of draws, the estimator of
   ``arviz.hdi`` for unimodal samples (the narrowest window holding
   :math:`\lfloor p\,n \rfloor` sorted draws), vectorised over any leading axes.
+* :func:`hdi_mcse` -- the Monte Carlo standard error of those bounds, by batches.
 * :func:`beta_hdi` -- the exact HDI of :math:`\mathrm{Beta}(a, b)` for
   :math:`a, b \ge 1` by safeguarded Newton steps, vectorised.
 * :func:`multinomial` -- Multinomial draws for large batches of probability vectors.
@@ -34,6 +35,7 @@ __all__ = [
     "conjugate_draws",
     "draw_conjugate",
     "hdi",
+    "hdi_mcse",
     "multinomial",
 ]
 
@@ -89,24 +91,93 @@ def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,
     x = np.asarray(values)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(float)
-    # float32 draws (bayescm's metric draws) stay float32, as in arviz.hdi: no copy
+    # float32 draws stay float32, as in arviz.hdi: no copy
     x = np.moveaxis(x, axis, -1)
-    if not presorted:
-        x = np.sort(x, axis=-1)
     n = x.shape[-1]
     if n < 2:
         raise ValueError(f"An HDI needs at least 2 draws, got {n}.")
     inc = int(np.floor(p * n))
-    widths = x[..., inc:] - x[..., : n - inc]
+    if presorted:
+        low, high = x[..., : n - inc], x[..., inc:]
+    elif 2 * (n - inc) < n:
+        # only the n - inc lowest and highest order statistics enter a window: select
+        # them (linear time) and sort those alone, the same numbers as a full sort
+        part = np.partition(x, [n - inc - 1, inc], axis=-1)
+        low = np.sort(part[..., : n - inc], axis=-1)
+        high = np.sort(part[..., inc:], axis=-1)
+    else:
+        x = np.sort(x, axis=-1)
+        low, high = x[..., : n - inc], x[..., inc:]
+    widths = high - low
     idx = np.argmin(np.where(np.isnan(widths), np.inf, widths), axis=-1)[..., None]
-    lower = np.take_along_axis(x, idx, -1)[..., 0]
-    upper = np.take_along_axis(x, idx + inc, -1)[..., 0]
+    lower = np.take_along_axis(low, idx, -1)[..., 0]
+    upper = np.take_along_axis(high, idx, -1)[..., 0]
     lower, upper = lower.astype(float), upper.astype(float)
-    bad = np.isnan(x[..., -1])  # sorted: NaN last
+    bad = np.isnan(high[..., -1])  # sorted: NaN last
     if bad.any():
         lower = np.where(bad, np.nan, lower)
         upper = np.where(bad, np.nan, upper)
     return lower, upper
+
+
+def hdi_mcse(values: Any, hdi_prob: float = 0.95, *, batches: int = 16,
+             min_batch: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    r"""Monte Carlo standard error of the bounds of :func:`hdi`, by batches.
+
+    The narrowest window of sorted draws is a *cube-root* estimator (the shorth:
+    Kim & Pollard, "Cube root asymptotics", Annals of Statistics 1990): once the draws
+    are many, its bounds' Monte Carlo sd falls like :math:`n^{-1/3}`, not like the
+    :math:`n^{-1/2}` of a fixed quantile, so the quantile MCSE at the bound's level
+    understates it (by 2.6 times at 400,000 draws of Beta(7, 3)).  Here the draws
+    (in their order: chains one after another) are cut into :math:`B` contiguous
+    batches of :math:`m = \lfloor n / B \rfloor` draws, the HDI is computed in each,
+    and with :math:`s_B` the sd of a bound over the batches
+
+    .. math::
+
+        \mathrm{MCSE} = s_B\, B^{-1/3},
+
+    the batch sd scaled from :math:`m` draws to :math:`n = B m` at the cube-root rate.
+    Where the quantile rate still rules (few draws) this overstates by at most
+    :math:`B^{1/6}` (1.6 for 16 batches): it errs on the safe side.  Measured on
+    Beta(7, 3), lower bound of the 95% HDI: 0.0016 against a seed-to-seed sd of
+    0.0016 at 400,000 draws, 0.0039 against 0.0035 at 40,000, 0.0094 against 0.0077 at
+    4,000.  For MCMC draws batches longer than the autocorrelation make the same
+    estimate (batch means).
+
+    Parameters
+    ----------
+    values
+        Draws on the last axis (any leading axes).
+    hdi_prob
+        Mass of the interval.
+    batches
+        At most this many batches; fewer so that each holds ``min_batch`` draws, and
+        NaN when fewer than 4 batches would.
+
+    Returns
+    -------
+    lower, upper
+        MCSE of each bound, arrays of ``values``' shape without the last axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = hdi_mcse(np.random.default_rng(0).beta(7, 3, (2, 40_000)))
+    >>> bool(np.all((0.001 < lo) & (lo < 0.01)))
+    True
+    """
+    x = np.asarray(values, dtype=float)
+    n = x.shape[-1]
+    b = min(int(batches), n // int(min_batch))
+    if b < 4:
+        nan = np.full(x.shape[:-1], np.nan)
+        return nan, nan.copy()
+    m = n // b
+    parts = x[..., : b * m].reshape(*x.shape[:-1], b, m)
+    lower, upper = hdi(parts, hdi_prob)
+    scale = b ** (-1 / 3)
+    return lower.std(axis=-1, ddof=1) * scale, upper.std(axis=-1, ddof=1) * scale
 
 
 def beta_hdi(a: Any, b: Any, *, hdi_prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,10 @@ more.  A summary needs none of it after its row is computed, so
 their metrics, summarises them with :func:`bayescm.summary.table` (the statistics of
 ``summary``, not a copy) and discards the draws before the next chunk.
 
+The table is :func:`bayescm.summary`'s: metrics with an exact Beta marginal are
+summarised by it, the others by their draws with Monte Carlo standard errors, and a
+mean that does not exist is reported as such (:mod:`bayescm.inference.marginals`).
+
 Each classifier gets its own random stream (a child of ``numpy.random.SeedSequence
 (random_seed)``, spawned in classifier order), so the table does not depend on
 ``chunk``; it equals ``summary(fit(model, sampler="exact"))`` in distribution (the
@@ -18,13 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.data.confusion import UNIT_DIMS, ConfusionMatrix
@@ -39,9 +41,10 @@ from bayescm.family import (
     spec_of,
 )
 from bayescm.inference import draws as draws_mod
+from bayescm.inference import marginals
 from bayescm.scheduling import client_for, tasks_per_process, unit_seeds
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
-from bayescm.summary import table
+from bayescm.summary import check_names, table
 
 __all__ = ["summary_exact"]
 
@@ -53,7 +56,7 @@ def summary_exact(
     data_or_model: Any,
     *,
     metrics: str | Sequence[str] | None = None,
-    draws: int = 1000,
+    draws: int | None = None,
     chains: int = 4,
     hdi_prob: float = 0.95,
     random_seed: int | None = None,
@@ -74,7 +77,12 @@ def summary_exact(
         Metric keys or aliases (the registry that fits the data); default all.
     draws, chains
         Draws per chain and chains, as in :func:`bayescm.fit` (``chains × draws``
-        i.i.d. draws per classifier).
+        i.i.d. draws per classifier).  ``draws=None``: what ``fit(model,
+        sampler="exact")`` would draw for the posterior group
+        (:func:`bayescm.inference.draws.exact_draws`: a million per classifier when
+        they fit in 512 MB, fewer for a batch, at least 1,000 per chain).  Memory stays
+        within ``chunk`` either way; time grows with the draws (about 2 s per
+        binary classifier with every metric at a million).
     hdi_prob
         Mass of the highest-density interval.
     random_seed
@@ -115,27 +123,33 @@ def summary_exact(
     (['classifier', 'class', 'metric'], 6)
     """
     hdi_prob = check_hdi_prob(hdi_prob)
+    metrics = check_names("metrics", metrics)
     for name, v, low in (("draws", draws, 4), ("chains", chains, 1)):
-        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
+        if (name != "draws" or v is not None) and (
+                not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low):
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
     family, closed = _closed_form(data_or_model)
     table_dims = closed.dims.get("theta") or tuple(closed.coords)
     keys = draws_mod.metric_keys(metrics, table_dims)
     unit = _unit(closed)
     names = list(closed.coords[unit])
+    if draws is None:
+        draws = draws_mod.exact_draws(len(names), draws_mod.values_per_draw(closed), chains)
+    reg = registry.registry_for(table_dims)
+    exact = marginals.exact_marginals(family, closed, keys, reg)
     if chunk is not None and (not isinstance(chunk, int | np.integer) or isinstance(chunk, bool)
                               or chunk < 1):
         raise ValueError(f"chunk must be a positive integer or None, got {chunk!r}.")
     entropy = np.random.SeedSequence(random_seed).entropy
     work = partial(_chunk_table, family=family, entropy=entropy, size=(chains, draws),
-                   keys=keys, hdi_prob=hdi_prob)
+                   keys=keys, hdi_prob=hdi_prob, exact=exact)
     with client_for(scheduler) as client:
         if chunk is None:  # CHUNK_BYTES per process, whatever runs in it at once
             chunk = max(1, _auto_chunk(closed, len(keys), draws * chains)
                         // tasks_per_process(client))
         chunks = [np.arange(start, min(start + int(chunk), len(names)))
                   for start in range(0, len(names), int(chunk))]
-        parts = (_take(closed, idx) for idx in chunks)
+        parts = (draws_mod.take_units(closed, idx) for idx in chunks)
         if client is None:
             frames = [work(idx, part) for idx, part in zip(chunks, parts, strict=True)]
         else:  # one task per chunk; only the chunks' tables come back
@@ -151,7 +165,8 @@ def summary_exact(
 
 
 def _chunk_table(positions: np.ndarray, part: ClosedForm, *, family: Family, entropy: int,
-                 size: tuple[int, int], keys: list[str], hdi_prob: float) -> pd.DataFrame:
+                 size: tuple[int, int], keys: list[str], hdi_prob: float,
+                 exact: dict[str, marginals.Exact]) -> pd.DataFrame:
     """The summary rows of the units at ``positions`` (``part`` is their closed form):
     draw, compute metrics, summarise, discard."""
     unit = _unit(part)
@@ -164,7 +179,7 @@ def _chunk_table(positions: np.ndarray, part: ClosedForm, *, family: Family, ent
     mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
     del post, values, theta  # the draws go as soon as their metrics exist
     plug = reg.compute(part.observed, keys) if part.observed is not None else None
-    return table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug)
+    return table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug, iid=True, exact=exact)
 
 
 def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
@@ -204,36 +219,6 @@ def _unit(closed: ClosedForm) -> str:
     return next(d for d in UNIT_DIMS if d in closed.coords)
 
 
-def _take(closed: ClosedForm, idx: np.ndarray) -> ClosedForm:
-    """The closed form of some classifiers (positions ``idx``), data included."""
-    unit = _unit(closed)
-
-    def part(name: str, value: np.ndarray) -> np.ndarray:
-        dims = closed.dims.get(name) or (unit,)
-        return np.take(np.asarray(value), idx, axis=list(dims).index(unit))
-
-    conj = closed.conjugate
-    sub = Conjugate(
-        betas={n: (part(n, a), part(n, b)) for n, (a, b) in conj.betas.items()},
-        dirichlets={n: part(n, a) for n, a in conj.dirichlets.items()},
-        fixed={n: part(n, v) for n, v in conj.fixed.items()})
-    names = list(closed.coords[unit])
-    coords = {**closed.coords, unit: [names[i] for i in idx]}
-    observed = None if closed.observed is None else closed.observed.isel({unit: idx})
-    return ClosedForm(replace(closed.spec, data=_take_data(closed.spec.data, idx)), sub,
-                      closed.dims, coords, observed)
-
-
-def _take_data(data: Any, idx: np.ndarray) -> Any:
-    """Some classifiers of a ConfusionMatrix or MulticlassConfusionMatrix batch."""
-    if isinstance(data, ConfusionMatrix):
-        return data.take(idx)
-    da: xr.DataArray = data.to_xarray().isel(classifier=idx)
-    if registry.registry_for(da).multiclass:
-        return type(data)(da)
-    return type(data).from_frame(da.to_pandas())
-
-
 def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
           size: tuple[int, int], unit: str) -> dict[str, np.ndarray]:
     """Each classifier's draws from its own stream, stacked along its classifier axis."""
@@ -256,12 +241,12 @@ def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
 
 def _auto_chunk(closed: ClosedForm, n_keys: int, n_draws: int) -> int:
     """Classifiers per chunk within :data:`CHUNK_BYTES`: float64 parameters and theta
-    (three copies at most), float32 metrics (per class: K values) and their summary."""
+    (three copies at most), float64 metrics (per class: K values) and their summary."""
     per_classifier_params = sum(
         np.asarray(v[0] if isinstance(v, tuple) else v).size
         for v in (*closed.conjugate.betas.values(), *closed.conjugate.dirichlets.values()))
     n_classifiers = len(closed.coords[_unit(closed)])
     k = len(closed.coords.get("actual", ())) or 1
     cells = per_classifier_params / n_classifiers
-    per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 4 * n_keys * k)
+    per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 8 * n_keys * k)
     return max(1, int(CHUNK_BYTES // per))

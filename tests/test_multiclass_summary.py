@@ -13,9 +13,13 @@ from scipy import stats
 from sklearn import metrics as skm
 
 import bayescm as bcm
-from bayescm.stats import beta_hdi
+from bayescm.stats import beta_hdi_any
 
 LABELS = ["cat", "dog", "bird"]
+K = len(LABELS)
+# the default priors: multiclass_rows Dirichlet(2/K) on the class mix and every row,
+# multiclass_cells Dirichlet(4/K^2) on every cell
+ROW, CELL = 2 / K, 4 / K**2
 # two classifiers, K = 3; "zero" never predicts "bird" (a zero column: undefined ppv)
 COUNTS = np.array([[[20, 4, 1], [3, 15, 2], [2, 5, 18]],
                    [[12, 6, 0], [5, 9, 0], [4, 3, 0]]])
@@ -34,35 +38,53 @@ def fitted(builder: str):
     return bcm.fit(model, sampler="exact", draws=DRAWS, chains=CHAINS, random_seed=7)
 
 
+def _hdi_ends(a: float, b: float, hdi_prob: float = 0.95, n: int = N
+              ) -> list[tuple[float, float]]:
+    """The exact HDI of Beta(a, b) (``beta_hdi_any``) and a tolerance for each end of
+    the HDI of n i.i.d. draws: 5 times the standard error of a sample quantile at the
+    end's tail mass q, sqrt(q(1-q)/n) / f(end) (q = (1 - hdi_prob)/2 for a unimodal
+    density; 1 - hdi_prob for the one free end of a density unbounded at 0, a < 1, whose
+    HDI starts at 0: there the sampled window starts among the smallest draws, below
+    the quantile 20/n with probability 1 - e^-20)."""
+    dist = stats.beta(a, b)
+    lo, hi = (float(x) for x in beta_hdi_any(a, b, hdi_prob=hdi_prob))
+    if a >= 1 and b >= 1:
+        q = (1 - hdi_prob) / 2
+        return [(end, 5 * np.sqrt(q * (1 - q) / n) / dist.pdf(end)) for end in (lo, hi)]
+    assert a < 1 <= b  # the cases below
+    q = 1 - hdi_prob
+    return [(lo, float(dist.ppf(20 / n))), (hi, 5 * np.sqrt(q * (1 - q) / n) / dist.pdf(hi))]
+
+
 def _check_beta(row, a: float, b: float, hdi_prob: float = 0.95, n: int = N) -> None:
     """Summary row against Beta(a, b), tolerances from Monte Carlo error of N i.i.d. draws.
 
     mean: 4 standard errors sd/sqrt(N); sd: 4 standard errors of a sample sd,
-    sd/sqrt(2(N-1)) (near-normal draws); HDI ends: 5 times the standard error of a
-    sample quantile at the tail mass q = (1 - hdi_prob)/2, sqrt(q(1-q)/N) / f(end),
-    for n = N draws,
-    the HDI's window choice adding less than that spread (ArviZ's estimator).
+    sd/sqrt(2(N-1)) (near-normal draws; for a < 1 the sample variance's own standard
+    error sqrt((m4 - var^2)/N)); HDI ends: :func:`_hdi_ends`, the HDI's window choice
+    adding less than that spread (ArviZ's estimator).
     """
     dist = stats.beta(a, b)
     sd = dist.std()
     assert row["mean"] == pytest.approx(dist.mean(), abs=4 * sd / np.sqrt(n))
-    assert row["sd"] == pytest.approx(sd, abs=4 * sd / np.sqrt(2 * (n - 1)))
-    lo, hi = beta_hdi(a, b, hdi_prob=hdi_prob)
-    q = (1 - hdi_prob) / 2
-    for got, end in ((row["hdi_lower"], lo), (row["hdi_upper"], hi)):
-        tol = 5 * np.sqrt(q * (1 - q) / n) / dist.pdf(end)
-        assert got == pytest.approx(float(end), abs=tol)
+    m4 = dist.expect(lambda t: (t - dist.mean()) ** 4)
+    assert row["sd"] ** 2 == pytest.approx(dist.var(), abs=4 * np.sqrt((m4 - dist.var() ** 2)
+                                                                       / n))
+    for got, (end, tol) in zip((row["hdi_lower"], row["hdi_upper"]),
+                               _hdi_ends(a, b, hdi_prob, n), strict=True):
+        assert got == pytest.approx(end, abs=tol)
 
 
 def test_cells_accuracy_is_beta_and_index_convention():
     table = bcm.summary(fitted("multiclass_cells"))
     assert list(table.index.names) == ["classifier", "class", "metric"]
     k = len(LABELS)
-    # Dirichlet(1 + C) over the K^2 cells: accuracy ~ Beta(K + trace, K^2 - K + N - trace)
+    # Dirichlet(4/K^2 + C) over the K^2 cells: accuracy ~ Beta(K 4/K^2 + trace,
+    # (K^2 - K) 4/K^2 + N - trace)
     for i, name in enumerate(["good", "zero"]):
         c = COUNTS[i]
-        _check_beta(table.loc[(name, "", "acc")], k + np.trace(c),
-                    k * k - k + c.sum() - np.trace(c))
+        _check_beta(table.loc[(name, "", "acc")], k * CELL + np.trace(c),
+                    (k * k - k) * CELL + c.sum() - np.trace(c))
         rows = table.loc[name]
         overall = rows.loc[""].index
         # every metric without a class appears once, under class "", before the classes
@@ -85,14 +107,20 @@ def test_rows_recall_is_beta_per_class_and_prevalence_is_not_a_parameter():
     for i, name in enumerate(["good", "zero"]):
         for a, label in enumerate(LABELS):
             row = COUNTS[i, a]
-            # Dirichlet(1 + C_a.) row: recall ~ Beta(1 + C_aa, K - 1 + r_a - C_aa)
-            _check_beta(table.loc[(name, label, "tpr")], 1 + row[a], k - 1 + row.sum() - row[a])
-    # the per-class metric prevalence equals the model's parameter on dim actual
+            # Dirichlet(2/K + C_a.) row: recall ~ Beta(2/K + C_aa, (K - 1) 2/K + r_a - C_aa)
+            # ("zero" never predicts bird: Beta(2/3, 25/3), unbounded at 0)
+            _check_beta(table.loc[(name, label, "tpr")], ROW + row[a],
+                        (k - 1) * ROW + row.sum() - row[a])
+    # the per-class metric prevalence is the model's parameter on dim actual: exactly
+    # Beta(2/K + r_a, K 2/K + N - 2/K - r_a); the summary's mean (exact, or of the draws)
+    # and the parameter draws' mean both within 4 standard errors sd/sqrt(N) of its mean
     prevalence = idata.posterior["prevalence"].mean(("chain", "draw"))
     got = table.xs("prevalence", level="metric")["mean"]
     for (name, label), value in got.items():
-        assert value == pytest.approx(float(prevalence.sel(classifier=name, actual=label)),
-                                      rel=1e-5)  # float32 metric draws
+        r, a = COUNTS[["good", "zero"].index(name)].sum(axis=1), LABELS.index(label)
+        dist = stats.beta(ROW + r[a], k * ROW + r.sum() - ROW - r[a])
+        for mean in (value, float(prevalence.sel(classifier=name, actual=label))):
+            assert mean == pytest.approx(dist.mean(), abs=4 * dist.std() / np.sqrt(N))
     # no parameter's draws are broadcast into the table
     full = bcm.summary(idata)
     assert not {"rows", "theta"} & set(full.index.get_level_values("metric"))
@@ -174,12 +202,10 @@ def test_metric_uncertainty_multiclass():
     for i, name in enumerate(["good", "zero"]):
         for a, label in enumerate(LABELS):
             row = COUNTS[i, a]
-            a_, b_ = 1 + row[a], k - 1 + row.sum() - row[a]
-            lo, hi = beta_hdi(a_, b_)
-            dist = stats.beta(a_, b_)
-            # width error: both ends' quantile errors, 5 x sqrt(q(1-q)/n)/f, n = 20,000
-            tol = sum(5 * np.sqrt(0.025 * 0.975 / 20_000) / dist.pdf(e) for e in (lo, hi))
-            assert mu.loc[(name, label), "mu"] == pytest.approx(float(hi - lo), abs=tol)
+            a_, b_ = ROW + row[a], (k - 1) * ROW + row.sum() - row[a]
+            # width error: both ends' errors (_hdi_ends), n = 20,000
+            (lo, tol_lo), (hi, tol_hi) = _hdi_ends(a_, b_, n=20_000)
+            assert mu.loc[(name, label), "mu"] == pytest.approx(hi - lo, abs=tol_lo + tol_hi)
     idata = fitted("multiclass_cells")
     fit_mu = bcm.analysis.metric_uncertainty(idata, "f1_macro")
     table = bcm.summary(idata, metrics=["f1_macro"])
@@ -216,8 +242,9 @@ def test_deception_multiclass_matrix_against_brute_force(metric):
     assert got[["r_informative", "r_deceptive", "p_uninformative", "undefined"]].sum() \
         == pytest.approx(1)
     rng = np.random.default_rng(12345)
-    pi = rng.dirichlet(1 + counts.sum(1), size=40_000)
-    rows = np.stack([rng.dirichlet(1 + counts[a], size=40_000) for a in range(3)], axis=1)
+    # the default multiclass_rows posterior: Dirichlet(2/K + counts) class mix and rows
+    pi = rng.dirichlet(ROW + counts.sum(1), size=40_000)
+    rows = np.stack([rng.dirichlet(ROW + counts[a], size=40_000) for a in range(3)], axis=1)
     kappa, bm = _kappa_bm(pi[:, :, None] * rows)
     x = bm if metric == "bm" else kappa
     assert 0.2 < (x < -rope).mean() < 0.8  # a case where the split matters
@@ -228,7 +255,7 @@ def test_deception_multiclass_fit_against_brute_force():
     idata = fitted("multiclass_cells")
     got = bcm.analysis.deception(idata, rope=0.3, metric="kappa").loc["zero"]
     rng = np.random.default_rng(99)
-    theta = rng.dirichlet(1 + COUNTS[1].ravel(), size=40_000).reshape(-1, 3, 3)
+    theta = rng.dirichlet(CELL + COUNTS[1].ravel(), size=40_000).reshape(-1, 3, 3)
     kappa, _ = _kappa_bm(theta)
     _check_shares(got, kappa, 0.3, N)
     with pytest.raises(ValueError, match="0 at chance"):

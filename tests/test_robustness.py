@@ -115,7 +115,10 @@ def test_one_chain(sampler):
     assert idata.posterior.sizes["chain"] == 1
     message = idata.attrs["convergence"]
     assert ("2 chains" in message) if sampler == "nuts" else ("independent" in message)
-    assert np.isfinite(bcm.summary(idata)["mean"]).all()
+    table = bcm.summary(idata)
+    # a mean that does not exist (DOR with fn = 0: Beta(27, 1) at the pole) is inf by design
+    defined = ~table["note"].str.startswith("no finite mean")
+    assert np.isfinite(table.loc[defined, "mean"]).all()
 
 
 @pytest.mark.parametrize("sampler", ["nuts", "exact"])
@@ -132,7 +135,7 @@ def test_no_tuning():
         bcm.fit(bcm.models.three_beta(CM), tune=0)  # nutpie needs tune >= 1
     with pytest.raises(ValueError, match="tune=0"):
         bcm.fit(bcm.models.three_beta(CM), tune=0, engine="nutpie")
-    exact = quiet_fit(bcm.models.three_beta(CM), tune=0, sampler="exact")
+    exact = quiet_fit(bcm.models.three_beta(CM), tune=0, sampler="exact", draws=1000)
     assert exact.posterior.sizes["draw"] == 1000
     untuned = quiet_fit(bcm.models.three_beta(CM), tune=0, draws=30, chains=2, engine="pymc")
     assert untuned.attrs["engine"] == "pymc" and untuned.posterior.sizes["draw"] == 30

@@ -118,7 +118,6 @@ def test_paired_model_calibrates_and_independent_does_not():
     cover it at the nominal rate (binomial test, alpha = 0.001); treating the design as
     independent over-covers (its intervals are too wide)."""
     from bayescm.analysis import compare, compare_paired
-
     from tests.analysis.test_analysis import simulate_paired
 
     rng = np.random.default_rng(11)

@@ -20,19 +20,31 @@ def test_hdi_equals_arviz():
 def test_summary_table():
     idata = fitted("three_beta", "exact")
     table = bcm.summary(idata, metrics=["tpr", "tnr", "sensitivity", "mcc"])
+    # the original columns in their order, the new ones appended
     assert list(table.columns) == ["plug_in", "mean", "sd", "median", "hdi_lower",
-                                   "hdi_upper", "hdi_width"]
+                                   "hdi_upper", "hdi_width", "mcse_mean", "mcse_hdi_lower",
+                                   "mcse_hdi_upper", "exact", "note"]
     assert table.index.names == ["classifier", "metric"]
     row = table.loc[("cocaine", "tnr")]
     assert row["plug_in"] == 0.75
     np.testing.assert_allclose(row["hdi_width"], row["hdi_upper"] - row["hdi_lower"])
-    tnr = idata.posterior["tnr"].sel(classifier="cocaine").values.ravel()
-    assert row["mean"] == pytest.approx(tnr.mean())
-    assert row["sd"] == pytest.approx(tnr.std(ddof=1))
+    # TNR ~ Beta(7, 3) exactly: its statistics are the Beta's, not the draws'
+    assert row["exact"] and row["note"] == "exact: Beta(7, 3)"
+    assert row["mean"] == pytest.approx(0.7, abs=1e-12)
+    assert row["sd"] == pytest.approx(np.sqrt(7 * 3 / (10**2 * 11)), abs=1e-12)
+    assert (row["mcse_mean"], row["mcse_hdi_lower"], row["mcse_hdi_upper"]) == (0, 0, 0)
+    # the sampled MCC: the draws' mean, with its Monte Carlo error
+    mcc = table.loc[("cocaine", "mcc")]
+    draws = idata.posterior["mcc"].sel(classifier="cocaine").values.ravel()
+    assert not mcc["exact"] and mcc["note"] == ""
+    assert mcc["mean"] == pytest.approx(draws.mean())
+    assert mcc["sd"] == pytest.approx(draws.std(ddof=1))
+    assert mcc["mcse_mean"] == pytest.approx(draws.std(ddof=1) / np.sqrt(draws.size))
+    assert 0 < mcc["mcse_hdi_lower"] < 0.05 and 0 < mcc["mcse_hdi_upper"] < 0.05
     # the cocaine example of Tötsch & Hoffmann: TPR 89-100 %, TNR 43-95 % (95% HDI)
-    assert table.loc[("cocaine", "tpr"), "hdi_lower"] == pytest.approx(0.896, abs=0.01)
-    assert row["hdi_lower"] == pytest.approx(0.43, abs=0.02)
-    assert row["hdi_upper"] == pytest.approx(0.95, abs=0.02)
+    assert table.loc[("cocaine", "tpr"), "hdi_lower"] == pytest.approx(0.05 ** (1 / 27), abs=1e-12)
+    assert row["hdi_lower"] == pytest.approx(0.4324, abs=5e-4)
+    assert row["hdi_upper"] == pytest.approx(0.9458, abs=5e-4)
     one = bcm.summary(idata, classifiers="mid", hdi_prob=0.5)
     assert set(one.index.get_level_values("classifier")) == {"mid"}
     assert (one["hdi_width"] < table.loc["mid"]["hdi_width"].reindex(
@@ -61,3 +73,12 @@ def test_summary_errors():
         bcm.summary(idata, group="predictions")
     with pytest.raises(ValueError, match="hdi_prob"):
         bcm.summary(idata, hdi_prob=1.5)
+    # a clear TypeError naming what to pass, not "'int' object is not iterable"
+    with pytest.raises(TypeError, match=r"metrics takes a name or a list of names .*'tpr'"):
+        bcm.summary(idata, metrics=42)
+    with pytest.raises(TypeError, match="classifiers takes a name"):
+        bcm.summary(idata, classifiers=7)
+    with pytest.raises(TypeError, match="metrics takes"):
+        bcm.summary(idata, metrics=["tpr", 3])
+    with pytest.raises(TypeError, match="metrics takes"):
+        bcm.summary_exact(bcm.ConfusionMatrix(tp=5, fn=1, fp=2, tn=7), metrics=42)

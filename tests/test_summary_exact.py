@@ -3,8 +3,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import bayescm as bcm
+from bayescm.stats import beta_hdi_any
 
 from .test_multiclass_summary import COUNTS, LABELS, _check_beta
 
@@ -52,17 +54,26 @@ def test_equals_summary_of_the_exact_fit_in_distribution(builder, data):
 
 
 def test_exact_beta_marginals_and_default_models():
+    # each class's recall is a Beta marginal of its row's Dirichlet, whatever the priors:
+    # Beta(beta_aa, sum_j beta_aj - beta_aa) of the posterior rows, reported exactly
     table = bcm.summary_exact(MULTI, metrics=["recall"], draws=DRAWS, chains=CHAINS,
                               random_seed=5)
-    k = len(LABELS)
+    rows = bcm.models.get_family("multiclass_rows").closed_form(MULTI).conjugate.dirichlets
     for i, name in enumerate(["good", "zero"]):
         for a, label in enumerate(LABELS):
-            row = COUNTS[i, a]  # flat rows: recall ~ Beta(1 + C_aa, K - 1 + r_a - C_aa)
-            _check_beta(table.loc[(name, label, "tpr")], 1 + row[a], k - 1 + row.sum() - row[a],
-                        n=N)
+            alpha = rows["rows"][i, a]
+            row = table.loc[(name, label, "tpr")]
+            want = stats.beta(alpha[a], alpha.sum() - alpha[a])
+            assert row["exact"] and row["mean"] == pytest.approx(want.mean(), abs=1e-12)
+            assert row["median"] == pytest.approx(want.median(), abs=1e-12)
+            lo, hi = beta_hdi_any(alpha[a], alpha.sum() - alpha[a])
+            assert (row["hdi_lower"], row["hdi_upper"]) == pytest.approx((float(lo), float(hi)),
+                                                                         abs=1e-12)
     table = bcm.summary_exact(BINARY, metrics=["tnr"], draws=DRAWS, chains=CHAINS,
                               random_seed=6)
     _check_beta(table.loc[("cocaine", "tnr")], 7, 3, n=N)  # three-Beta, Beta(1, 1) priors
+    assert table.loc[("cocaine", "tnr"), ["hdi_lower", "hdi_upper"]].tolist() == \
+        pytest.approx([0.4324, 0.9458], abs=5e-4)
 
 
 def test_errors():

@@ -10,6 +10,7 @@ tidy pandas or xarray results.
 from bayescm.analysis.alerts import Alerts, alerts
 from bayescm.analysis.compare import Comparison, compare
 from bayescm.analysis.disparity import Disparity, disparity
+from bayescm.analysis.item_classes import ItemClasses, item_classes
 from bayescm.analysis.leaderboard import Leaderboard, leaderboard, leaderboard_from_accuracy
 from bayescm.analysis.paired import compare_paired, paired_counts, paired_table
 from bayescm.analysis.prevalence import at_prevalence
@@ -21,6 +22,7 @@ __all__ = [
     "Alerts",
     "Comparison",
     "Disparity",
+    "ItemClasses",
     "Leaderboard",
     "PriorSensitivity",
     "SampleSizePlan",
@@ -31,6 +33,7 @@ __all__ = [
     "compare_paired",
     "deception",
     "disparity",
+    "item_classes",
     "leaderboard",
     "leaderboard_from_accuracy",
     "metric_uncertainty",

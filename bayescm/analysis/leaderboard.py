@@ -20,7 +20,9 @@ draws and submissions: 10,000 submissions x 4,000 draws take a few seconds
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,8 +54,33 @@ from bayescm.stats import SAMPLE_DIMS, draw_conjugate
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["DENSE_MAX", "LOWER_IS_BETTER", "TOP_DEFAULT", "Leaderboard", "leaderboard",
-           "leaderboard_from_accuracy"]
+__all__ = ["DECISIVE", "DENSE_MAX", "LOWER_IS_BETTER", "TOP_DEFAULT", "Leaderboard",
+           "NotedLeaderboard", "SameCasesWarning", "leaderboard", "leaderboard_from_accuracy"]
+
+DECISIVE = 0.95
+"""P(first better than second) from which the order of the top two counts as settled:
+the pairing check of :func:`leaderboard` warns when pairing could settle it."""
+
+
+class SameCasesWarning(UserWarning):
+    """Classifiers scored on one test set ranked as independent, where pairing their
+    predictions could change the conclusion about the top two."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NotedLeaderboard(Leaderboard):
+    """A :class:`Leaderboard` with a note on how to read it (``note``: shown under its
+    header and recorded in ``to_frame().attrs["note"]``)."""
+
+    note: str = ""
+
+    def _header(self) -> str:
+        return super()._header() + (f"\nNote: {self.note}" if self.note else "")
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = super().to_frame()
+        frame.attrs["note"] = self.note
+        return frame
 
 
 def leaderboard(
@@ -177,6 +204,18 @@ def leaderboard(
 
     Notes
     -----
+    Classifiers scored on one test set (confusion matrices with the same class sizes)
+    are ranked as if their posteriors were independent: their errors on the shared
+    cases are not in the counts.  Such a leaderboard is a :class:`NotedLeaderboard`
+    whose ``note`` says so and points to
+    :func:`~bayescm.analysis.compare_paired`, which models the joint outcomes of two
+    classifiers' predictions.  Positively correlated errors make the independent
+    ranking too timid; for binary matrices a :class:`SameCasesWarning` is raised when
+    this could change the conclusion about the top two: P(first better than second)
+    is below :data:`DECISIVE` (0.95) as ranked, but at least that under the most
+    favourable pairing of the same counts (each class's correct cases shared as far as
+    possible), i.e. the order of the top two hinges on the pairing.
+
     Ties (two submissions with exactly the same value in one draw: discrete metrics,
     float32 draws of large test sets) are broken **at random**: in the draws that
     contain a tie, submissions are ordered by value and then by a uniform random
@@ -231,8 +270,62 @@ def leaderboard(
     with client_for(scheduler) as client:
         values, names, unit = _values(data, key, label, draws, opts["chunk"], random_seed,
                                       lazy=client is not None)
-        return build_leaderboard(values, names, chosen, unit=unit, seed=random_seed,
-                                 class_label=label, client=client, **opts)
+        board = build_leaderboard(values, names, chosen, unit=unit, seed=random_seed,
+                                  class_label=label, client=client, **opts)
+    note = _same_cases(data, unit)
+    if note is None:
+        return board
+    if isinstance(data, ConfusionMatrix) and isinstance(values, np.ndarray):
+        _check_pairing(data, values, names, key, draws, random_seed)
+    return NotedLeaderboard(**{f.name: getattr(board, f.name) for f in fields(board)},
+                            note=note)
+
+
+def _same_cases(data: Any, unit: str) -> str | None:
+    """The note for classifiers with the same class sizes (one test set), else None."""
+    if unit != "classifier" or not isinstance(data, ConfusionMatrix | MulticlassConfusionMatrix):
+        return None
+    sizes = (np.stack([data.n_pos, data.n_neg], axis=1) if isinstance(data, ConfusionMatrix)
+             else data.counts.sum(axis=2))
+    if not (sizes == sizes[0]).all():
+        return None
+    return ("the classifiers have the same class sizes, as on one test set; they are ranked "
+            "as independent, their errors on shared cases unknown to the counts. With the "
+            "predictions, bcm.analysis.compare_paired(y_true, pred_a, pred_b, metric) "
+            "compares two of them on the same cases.")
+
+
+def _check_pairing(cm: ConfusionMatrix, values: np.ndarray, names: list[str], key: str,
+                   draws: int, seed: int | None) -> None:
+    """Warn when the most favourable pairing of the top two's counts settles an order
+    that the independent ranking leaves open (:data:`DECISIVE`)."""
+    from bayescm.analysis.paired import paired_binary
+
+    higher = registry.higher_is_better(key)
+    with np.errstate(all="ignore"):
+        means = np.nanmean(np.where(np.isfinite(values), values, np.nan), axis=0)
+    order = np.argsort(-means if higher else means, kind="stable")
+    i, j = (int(x) for x in order[:2])
+    diff = values[:, i] - values[:, j]
+    independent = float(np.mean(diff > 0 if higher else diff < 0))
+    if independent >= DECISIVE:
+        return
+    rows = {}
+    for row, cell, total in (("positive", "tp", cm.n_pos), ("negative", "tn", cm.n_neg)):
+        a, b = float(cm.cell(cell)[i]), float(cm.cell(cell)[j])
+        both = min(a, b)  # each class's correct cases shared as far as the counts allow
+        rows[row] = [both, a - both, b - both, float(total[i]) - max(a, b)]
+    counts = pd.DataFrame.from_dict(rows, orient="index", columns=["11", "10", "01", "00"])
+    paired = paired_binary(counts, key, draws=max(int(draws), 1000), random_seed=seed,
+                           names=(names[i], names[j])).probability
+    if paired >= DECISIVE:
+        warnings.warn(
+            f"{names[i]!r} and {names[j]!r} lead the leaderboard by {key}, scored on one test "
+            f"set but ranked as independent: P({names[i]} better) = {independent:.3f}. If "
+            f"their errors fall on the same cases it may be as high as {paired:.3f}: the "
+            "order of the top two depends on how their predictions pair up. Compare them on "
+            "the cases with bcm.analysis.compare_paired(y_true, pred_a, pred_b, "
+            f"{key!r}).", SameCasesWarning, stacklevel=3)
 
 
 leaderboard.from_accuracy = leaderboard_from_accuracy  # type: ignore[attr-defined]

@@ -72,6 +72,7 @@ K classes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,7 @@ from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.data.multiclass_tables import label_array
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, conjugate_draws, draw_conjugate
 
-__all__ = ["compare_paired", "paired_counts", "paired_table"]
+__all__ = ["PairedComparison", "compare_paired", "paired_counts", "paired_table"]
 
 TABLE_DIMS: tuple[str, str, str] = ("actual", "predicted_a", "predicted_b")
 """Dims of :func:`paired_table`: actual class, A's prediction, B's prediction."""
@@ -94,6 +95,39 @@ _CHUNK_VALUES = 2**22
 """Cell draws held at once in the K-class path (32 MB of float64): draws are made in
 chunks of ``_CHUNK_VALUES // K**3``; the random stream, hence the result, does not
 depend on the chunk size."""
+
+
+@dataclass(frozen=True)
+class PairedComparison(Comparison):
+    """A :class:`~bayescm.analysis.Comparison` of two classifiers on the same cases that
+    names them: ``a`` is A (the first predictions), ``b`` is B; ``difference`` is
+    metric(A) - metric(B)."""
+
+    a: str = "A"
+    b: str = "B"
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`Comparison.to_frame` with columns ``a`` and ``b`` first."""
+        frame = super().to_frame()
+        frame.insert(0, "b", [self.b])
+        frame.insert(0, "a", [self.a])
+        return frame
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace(
+            "Comparison(paired, ", f"PairedComparison(A = {self.a!r}, B = {self.b!r}, ", 1)
+
+
+def _names(pred_a: Any, pred_b: Any, names: Sequence[Any] | None) -> tuple[str, str]:
+    """A's and B's names: ``names``, else the Series' names, else ``"A"`` and ``"B"``."""
+    if names is not None:
+        if isinstance(names, str) or len(names) != 2:
+            raise ValueError(f"names must be two names (A's, B's), got {names!r}.")
+        return str(names[0]), str(names[1])
+    found = [getattr(p, "name", None) for p in (pred_a, pred_b)]
+    if all(isinstance(n, str) and n for n in found) and found[0] != found[1]:
+        return found[0], found[1]
+    return "A", "B"
 
 
 def paired_counts(y_true: Any, pred_a: Any, pred_b: Any, *, positive: Any = None
@@ -209,10 +243,11 @@ def compare_paired(
     labels: Sequence[Hashable] | None = None,
     label: Hashable | None = None,
     prior_counts: float | np.ndarray | None = None,
+    names: Sequence[str] | None = None,
     hdi_prob: float = 0.95,
     draws: int = 20_000,
     random_seed: int | None = None,
-) -> Comparison:
+) -> PairedComparison:
     """Compare two classifiers evaluated on the same cases (paired design).
 
     The model is in the module documentation (:mod:`bayescm.analysis.paired`): the
@@ -242,6 +277,10 @@ def compare_paired(
         over the K³ cells, or a (K, K, K) array of per-cell pseudo-counts.  Default K
         (one pseudo-case per actual class; see the module documentation for why not
         Dirichlet(1) on every cell).
+    names
+        The names of A and B, shown in the result (``.a``, ``.b``, its repr and
+        ``to_frame``); default the names of ``pred_a`` and ``pred_b`` when they are
+        named pandas Series, else ``"A"`` and ``"B"``.
     hdi_prob
         Mass of the HDI of the difference.
     draws
@@ -253,8 +292,9 @@ def compare_paired(
 
     Returns
     -------
-    Comparison
-        ``design="paired"``; for a per-class metric ``class_label`` names the class
+    PairedComparison
+        A :class:`~bayescm.analysis.Comparison` (``design="paired"``) that names A and B
+        (``.a``, ``.b``); for a per-class metric ``class_label`` names the class
         (and the printed comparison reads ``"f1[cat]"``).
         In the K-class path ``difference.attrs`` record the labels and the prior.
 
@@ -283,12 +323,18 @@ def compare_paired(
     ('tpr', 2)
     """
     hdi_prob = check_hdi_prob(hdi_prob)
+    named = _names(pred_a, pred_b, names)
+    if not (isinstance(margin, int | float | np.integer | np.floating)
+            and not isinstance(margin, bool) and np.isfinite(margin)):
+        raise ValueError(f"margin must be a finite number, got {margin!r}.")
+    if isinstance(draws, bool) or not isinstance(draws, int | np.integer) or draws < 1:
+        raise ValueError(f"draws must be a whole number >= 1, got {draws!r}.")
     kclass = (labels is not None or label is not None or prior_counts is not None
               or not _is_binary_metric(metric) or _n_labels(y_true, pred_a, pred_b) > 2)
     if not kclass:
         return _binary(y_true, pred_a, pred_b, registry.get(metric).key, margin,
                        positive=positive, hdi_prob=hdi_prob, draws=draws,
-                       random_seed=random_seed)
+                       random_seed=random_seed, names=named)
     if positive is not None:
         raise ValueError(
             "positive= picks the positive class of the two-class model; with more than two "
@@ -296,25 +342,37 @@ def compare_paired(
             "is used: name a class of a per-class metric with label= instead.")
     return _kclass(y_true, pred_a, pred_b, metric, margin, labels=labels, label=label,
                    prior_counts=prior_counts, hdi_prob=hdi_prob, draws=draws,
-                   random_seed=random_seed)
+                   random_seed=random_seed, names=named)
 
 
 def _result(diff: np.ndarray, key: str, margin: float, hdi_prob: float,
-            attrs: dict[str, Any] | None = None, class_label: Any = None) -> Comparison:
+            attrs: dict[str, Any] | None = None, class_label: Any = None,
+            names: tuple[str, str] = ("A", "B")) -> PairedComparison:
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference",
-                           attrs=attrs or {})
+                           attrs={**(attrs or {}), "a": names[0], "b": names[1]})
     probability, higher = _p_better(diff, margin, key)
-    return Comparison(key, float(margin), "paired", diff_da, probability, hdi_prob,
-                      higher_is_better=higher, class_label=class_label)
+    return PairedComparison(key, float(margin), "paired", diff_da, probability, hdi_prob,
+                            higher_is_better=higher, class_label=class_label, a=names[0],
+                            b=names[1])
 
 
 def _binary(y_true: Any, pred_a: Any, pred_b: Any, key: str, margin: float, *,
-            positive: Any, hdi_prob: float, draws: int, random_seed: int | None
-            ) -> Comparison:
+            positive: Any, hdi_prob: float, draws: int, random_seed: int | None,
+            names: tuple[str, str] = ("A", "B")) -> PairedComparison:
     """The two-class model: Dirichlet(1, 1, 1, 1) per true class, Beta(1, 1) prevalence."""
     counts = paired_counts(y_true, pred_a, pred_b, positive=positive)
+    return paired_binary(counts, key, margin, hdi_prob=hdi_prob, draws=draws,
+                         random_seed=random_seed, names=names)
+
+
+def paired_binary(counts: pd.DataFrame, key: str, margin: float = 0.0, *,
+                  hdi_prob: float = 0.95, draws: int = 20_000, random_seed: int | None = None,
+                  names: tuple[str, str] = ("A", "B")) -> PairedComparison:
+    """The two-class paired model of :func:`paired_counts`' table (rows ``positive``,
+    ``negative``; columns ``11, 10, 01, 00``): also for counts that are not whole
+    (a coupling of two confusion matrices, :func:`bayescm.analysis.leaderboard`)."""
     rng = np.random.default_rng(random_seed)
-    n_pos, n_neg = int(counts.loc["positive"].sum()), int(counts.loc["negative"].sum())
+    n_pos, n_neg = float(counts.loc["positive"].sum()), float(counts.loc["negative"].sum())
     post = draw_conjugate(
         rng, (draws,), betas={"prevalence": (1 + n_pos, 1 + n_neg)},
         dirichlets={c: 1.0 + counts.loc[c].to_numpy(float) for c in ("positive", "negative")})
@@ -324,19 +382,15 @@ def _binary(y_true: Any, pred_a: Any, pred_b: Any, key: str, margin: float, *,
         tpr = psi_pos[:, 0] + psi_pos[:, correct]
         tnr = psi_neg[:, 0] + psi_neg[:, correct]
         values.append(registry.evaluate(key, *registry.cells_from_rates(phi, tpr, tnr)))
-    return _result(np.asarray(values[0] - values[1]), key, margin, hdi_prob)
+    return _result(np.asarray(values[0] - values[1]), key, margin, hdi_prob, names=names)
 
 
 def _kclass(y_true: Any, pred_a: Any, pred_b: Any, metric: str, margin: float, *,
             labels: Sequence[Hashable] | None, label: Hashable | None, prior_counts: Any,
-            hdi_prob: float, draws: int, random_seed: int | None) -> Comparison:
+            hdi_prob: float, draws: int, random_seed: int | None,
+            names: tuple[str, str] = ("A", "B")) -> PairedComparison:
     """The K-class model: Dirichlet(alpha + n) over the K³ joint outcomes."""
     m = registry.get_multiclass(metric)
-    if not (isinstance(margin, int | float | np.integer | np.floating)
-            and not isinstance(margin, bool) and np.isfinite(margin)):
-        raise ValueError(f"margin must be a finite number, got {margin!r}.")
-    if int(draws) < 1:
-        raise ValueError(f"draws must be at least 1, got {draws!r}.")
     counts, labels = _joint(y_true, pred_a, pred_b, labels)
     classes, k = list(labels), len(labels)
     if m.per_class:
@@ -370,4 +424,4 @@ def _kclass(y_true: Any, pred_a: Any, pred_b: Any, metric: str, margin: float, *
     total = float(alpha.sum())
     attrs = {"labels": classes, "prior": f"Dirichlet over the {k}^3 joint outcomes, "
              f"{total:g} pseudo-cases in all", "prior_counts": total}
-    return _result(diff, m.key, margin, hdi_prob, attrs, class_label=label)
+    return _result(diff, m.key, margin, hdi_prob, attrs, class_label=label, names=names)

@@ -175,7 +175,7 @@ def deception(
     ...                                    labels=["cat", "dog", "bird"])
     >>> r = bcm.analysis.deception(mc, rope=0.05, metric="kappa", random_seed=1)
     >>> round(float(r.loc["cm", "r_deceptive"]), 2)
-    0.89
+    0.9
     """
     if not (isinstance(rope, int | float | np.integer | np.floating)
             and not isinstance(rope, bool) and np.isfinite(rope) and rope >= 0):

@@ -32,6 +32,7 @@ import pandas as pd
 
 import bayescm as bcm
 from bayescm.app.downloads import SCREEN_DPI, new_figure, to_bytes
+from bayescm.app.fitjob import check_seed
 from bayescm.app.pages_common import (
     InputError,
     PageState,
@@ -273,6 +274,8 @@ def run(state: CompareState) -> CompareResult:
         raise InputError("design", f"design must be 'independent' or 'paired', "
                                    f"got {state.design!r}.")
     notes: list[str] = []
+    with field("seed"):  # a link's or a typed seed=-1 gets the field's message
+        check_seed(state.seed)
     seed_ab, seed_board = seeds(state.seed)
     if state.design == "independent":
         data = parse_counts(state.counts)

@@ -11,9 +11,14 @@ a queue; the page polls :meth:`FitJob.poll` and gets the summary, already made, 
 reader's session shares: not the sampling, not the summary, not the cancel.
 
 At most :data:`MAX_FITS` fits sample at once on a server; the others wait their turn
-(their progress says so).  Each fit's ``draws * chains`` is bounded by
-:data:`MAX_DRAWS` (:func:`check_sampler`, which the pages run before a fit, with the
-library's own messages next to the fields).
+(their progress says so).  Each fit is bounded before it starts, by
+:func:`check_sampler` (which the pages run on every edit and on a link's values, with
+the messages next to the fields): ``draws * chains`` by :data:`MAX_DRAWS`, the steps
+``chains * (tune + draws)`` by :data:`MAX_STEPS` (time), ``chains`` by
+:data:`MAX_CHAINS`, and with the model, the library's memory estimate of the fit by
+:data:`MAX_FIT_BYTES` (:mod:`bayescm.inference.budget`).  A link such as
+``/nolabels?fitted=1&tune=100000000`` therefore shows the field's message and starts
+nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ import bayescm as bcm
 from bayescm.app.pages_common import InputError, field, message_of
 from bayescm.inference.fit import FitProgress, check_sizes
 
-__all__ = ["MAX_DRAWS", "MAX_FITS", "STAGES", "FitJob", "Progress", "check_sampler", "warm"]
+__all__ = ["MAX_CHAINS", "MAX_DRAWS", "MAX_FITS", "MAX_FIT_BYTES", "MAX_STEPS", "STAGES",
+           "FitJob", "Progress", "check_memory", "check_sampler", "check_seed", "warm"]
 
 STAGES = ("building the model", "sampling (NUTS)", "saving the fit", "summarising the fit",
           "done")
@@ -49,6 +55,11 @@ FIT_WORDS = {"predictive": "posterior predictive draws", "prior": "prior draws",
 # only slow every reader's fit down
 MAX_FITS = max(1, (os.cpu_count() or 2) // 2)
 MAX_DRAWS = 1_000_000  # draws x chains of one fit (memory: tens of MB per parameter set)
+# NUTS steps of one fit, tuning included: at the pages' 10-50 us a step (hui_walter,
+# groups), a few minutes at most of the server's few sampler slots
+MAX_STEPS = 4_000_000
+MAX_CHAINS = 16  # chains beyond the cores run in turn; four are the convention
+MAX_FIT_BYTES = 2 * 2**30  # what one fit's child may hold (the library's estimate)
 WAITING = "waiting for another reader's fit to finish"
 _SLOTS = threading.BoundedSemaphore(MAX_FITS)
 
@@ -70,13 +81,53 @@ def check_sampler(state: Any) -> None:
     with field("chains"):
         check_sizes(4, 1, state.chains)
     with field("seed"):
-        if not 0 <= state.seed < 2**32:
-            raise ValueError(f"seed must be an integer in [0, 2^32), got {state.seed}.")
+        check_seed(state.seed)
+    if state.chains > MAX_CHAINS:
+        raise InputError("chains", f"{state.chains:,} chains is more than the {MAX_CHAINS} "
+                         "this server runs for one fit; four are the convention (use more "
+                         "draws per chain instead), or bcm.fit in Python for more.")
     if state.draws * state.chains > MAX_DRAWS:
         raise InputError("draws", f"{state.draws:,} draws x {state.chains} chains is more than "
                          f"the {MAX_DRAWS:,} draws this server samples for one fit; use "
                          "fewer draws (a few thousand per chain give the summaries to "
                          "three digits), or bcm.fit in Python for more.")
+    steps = state.chains * (state.tune + state.draws)
+    if steps > MAX_STEPS:
+        raise InputError("tune", f"{state.chains} chains x ({state.tune:,} tuning steps + "
+                         f"{state.draws:,} draws) is {steps:,} steps, more than the "
+                         f"{MAX_STEPS:,} this server runs for one fit; use fewer tuning "
+                         "steps (1,000 suit the pages' models), or bcm.fit in Python.")
+
+
+def check_memory(model: Any, state: Any) -> None:
+    """The library's estimate of what fitting ``model`` with the page's sampler options
+    would hold (:func:`bayescm.inference.budget.check_fit`), within
+    :data:`MAX_FIT_BYTES`: under the ``draws`` field, before any fit starts."""
+    from bayescm.family import family_of, spec_of
+    from bayescm.inference import budget
+    from bayescm.inference import draws as draws_mod
+
+    limit = min(MAX_FIT_BYTES, budget.memory_limit())
+    keys = draws_mod.metric_keys(None, model.named_vars_to_dims.get("theta") or ())
+    with field("draws"):
+        budget.check_fit(model, family_of(model), spec_of(model), None, keys,
+                         draws_mod.observed(model), draws=state.draws, tune=state.tune,
+                         chains=state.chains, sampler="nuts", limit=limit,
+                         bound=f"the {budget.format_bytes(limit)} one fit may hold on "
+                               "this server")
+
+
+def check_seed(seed: Any) -> None:
+    """A page's seed: an integer in [0, 2^32) (a link's ``seed=-1`` otherwise reaches
+    NumPy, which refuses negative seeds in its own words).
+
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer in [0, 2^32), got -1.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in [0, 2^32), got {seed}.")
 
 
 @dataclasses.dataclass(frozen=True)

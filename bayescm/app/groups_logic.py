@@ -54,7 +54,7 @@ from typing import Any
 import pandas as pd
 
 import bayescm as bcm
-from bayescm.app.fitjob import check_sampler
+from bayescm.app.fitjob import check_memory, check_sampler
 from bayescm.app.nolabels_logic import FitJob
 from bayescm.app.pages_common import InputError, field, message_of
 from bayescm.app.upload_logic import SUMMARY_DRAWS
@@ -218,7 +218,8 @@ def prepare(cm: bcm.ConfusionMatrix, state: Any) -> tuple[functools.partial, Mea
     chosen = check(cm, state)
     check_sampler(state)
     with field("group"):
-        bcm.models.groups(cm)
+        model = bcm.models.groups(cm)
+    check_memory(model, state)  # the fit's memory estimate, before any fit starts
     return functools.partial(bcm.models.groups, cm), chosen
 
 

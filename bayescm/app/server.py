@@ -4,11 +4,19 @@ One Bokeh/Tornado server process serves every page at ``/<slug>`` and the first 
 also at ``/``.  Each browser session builds only the page it opens (the page's
 ``build`` runs once per session), so ten readers cost ten small sets of objects, not
 ten processes or kernels.
+
+The app never shows a traceback: a page that cannot be built or rendered from a link
+(a bug, or a value no check caught) shows one plain line and a link to the page's
+plain address instead of Panel's error page with the server's paths; the traceback
+goes to the server's log.  A port that is taken is refused before the server starts
+(:class:`PortInUse`), with a plain message.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import socket
 import time
 from collections.abc import Callable
@@ -18,9 +26,14 @@ from bayescm.app.layout import shell
 from bayescm.app.registry import Page, pages
 from bayescm.app.registry import page as page_by_slug
 
-__all__ = ["app", "free_port", "routes", "serve", "wait_listening"]
+__all__ = ["PortInUse", "app", "free_port", "routes", "serve", "wait_listening"]
 
 TITLE = "bayescm: how good is this classifier, really?"
+log = logging.getLogger("bayescm.app")
+
+
+class PortInUse(OSError):
+    """The address the app was asked to serve on is taken (or not this machine's)."""
 
 
 def _extension(*, inline: bool = False) -> None:
@@ -45,11 +58,52 @@ def routes() -> dict[str, Any]:
     for i, p in enumerate(found):
         def build(p=p) -> Any:
             _extension()
-            return shell(p)
+            return _served(p)
         if i == 0:
             out["/"] = build
         out[p.slug] = build
     return out
+
+
+def _served(page: Page) -> None:
+    """Build and render ``page`` into this session's document; on any exception a plain
+    note in its place, never Panel's page with a traceback (logged here instead).
+
+    Rendering happens here, not in Panel after the build returns (returning None leaves
+    Panel nothing to do), because a widget can fail only then: a value from a link
+    that its buttons cannot show, say."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    try:
+        shell(page).server_doc(doc, title=TITLE)
+    except Exception as err:
+        log.exception("bayescm app: the page %r could not be built", page.slug)
+        for root in list(doc.roots):
+            doc.remove_root(root)
+        failed(page, err).server_doc(doc, title=TITLE)
+
+
+def failed(page: Page, err: BaseException) -> Any:
+    """What a reader sees instead of a page that could not be built: one line (the
+    library's message, or the error's type for a bug) and the page's plain address.
+
+    >>> from bayescm.app.registry import page
+    >>> 'href="./one"' in failed(page("one"), ValueError("x")).objects[0].object
+    True
+    """
+    import html
+
+    import panel as pn
+
+    from bayescm.app.errors import message
+
+    return pn.Column(pn.pane.HTML(
+        f'<div role="alert" data-testid="page-error" style="color:#b42318">'
+        f"<p><b>The page {html.escape(page.title)} could not be opened from this link."
+        f"</b> {html.escape(message(err))}</p><p>Open it without the link's values: "
+        f'<a href="./{page.slug}">{html.escape(page.title)}</a>.</p></div>',
+        sizing_mode="stretch_width"), sizing_mode="stretch_width")
 
 
 def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
@@ -100,6 +154,8 @@ def serve(*, port: int = 5006, host: str = "127.0.0.1", show: bool = False,
 
     if threaded and port == 0:
         port = free_port()  # known before the thread starts, to wait for it
+    if port:
+        check_port(port, host)  # else a thread's bind fails silently, or Tornado's raw error
     origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}",
                *(allow_origins or [])]
     if port == 0 or host in {"0.0.0.0", "::"}:
@@ -126,6 +182,31 @@ def _warm() -> None:
     for name in ("arviz", "matplotlib.figure", "matplotlib.backends.backend_agg",
                  "bayescm.inference", "bayescm.analysis"):
         importlib.import_module(name)
+
+
+def check_port(port: int, host: str = "127.0.0.1") -> None:
+    """Raise :class:`PortInUse` when ``host:port`` cannot be served on (taken by another
+    program, or not an address of this machine), as the server would bind it.
+
+    >>> with socket.socket() as taken:
+    ...     taken.bind(("127.0.0.1", 0)); taken.listen()
+    ...     check_port(taken.getsockname()[1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bayescm.app.server.PortInUse: Cannot serve the app on 127.0.0.1:...: the port is taken...
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Tornado binds
+        try:
+            s.bind((host, port))
+        except OSError as err:
+            raise PortInUse(f"Cannot serve the app on {host}:{port}: " + (
+                "the port is taken (another program, or another bayescm app, listens "
+                "there). Choose another port (--port), or --port 0 for a free one."
+                if err.errno == errno.EADDRINUSE else
+                f"{(err.strerror or str(err)).lower()}. Choose another port (--port) or "
+                "address (--host).")) from None
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import param
 
-__all__ = ["MAX_QUERY", "TOO_LONG", "changed", "decode", "encode", "link_query", "parse",
-           "restore", "sync_url"]
+__all__ = ["MAX_QUERY", "TOO_LONG", "changed", "choices_of", "decode", "encode", "link_query",
+           "parse", "restore", "sync_url"]
 
 MAX_QUERY = 8000
 """Longest query string (percent-encoded characters) a link may carry.
@@ -155,13 +155,29 @@ def _text(raw: Any) -> str | None:
     return None if raw is None else str(raw)
 
 
+def choices_of(state: param.Parameterized, name: str,
+               choices: Mapping[str, Sequence[Any]] | None = None) -> list[Any] | None:
+    """The values parameter ``name`` may take from a link: ``choices[name]``, or the
+    objects of a ``param.Selector`` (None: any value its type allows)."""
+    if choices and name in choices:
+        return list(choices[name])
+    parameter = state.param[name]
+    if isinstance(parameter, param.Selector) and not isinstance(parameter, param.ListSelector):
+        return list(parameter.objects) or None
+    return None
+
+
 def restore(state: param.Parameterized, query: Mapping[str, Any],
-            names: Iterable[str] | None = None) -> list[str]:
+            names: Iterable[str] | None = None, *,
+            choices: Mapping[str, Sequence[Any]] | None = None) -> list[str]:
     """Set ``state`` from a parsed query; return a message per value refused.
 
     ``query`` maps names to text (as :func:`parse` gives), or to lists of text or bytes
     (as a web framework gives; the last one counts).  Keys that are not among
-    ``names`` (default: all parameters but ``name``) are ignored.
+    ``names`` (default: all parameters but ``name``) are ignored.  A value outside
+    ``choices[name]`` (or a ``param.Selector``'s objects) is refused with the values
+    allowed: a page's buttons cannot show any other, so it would never be applied.
+    Nothing raises: every problem is a message.
 
     Examples
     --------
@@ -180,10 +196,21 @@ def restore(state: param.Parameterized, query: Mapping[str, Any],
         if text is None:
             continue
         try:
-            state.param.update({name: decode(state.param[name], text)})
+            value = decode(state.param[name], text)
+            allowed = choices_of(state, name, choices)
+            if allowed is not None and value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; "
+                                 f"got {_shown(text)}.")
+            state.param.update({name: value})
         except Exception as err:  # a hand-edited link: say which value was dropped
-            problems.append(f"The link's value {name}={text} was not used: {err}")
+            problems.append(f"The link's value {name}={_shown(text)} was not used: "
+                            f"{_shown(str(err), 300)}")
     return problems
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a message (a link may carry 8000)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def parse(search: str) -> dict[str, str]:
@@ -211,7 +238,8 @@ def link_query(values: Mapping[str, str]) -> str | None:
 
 def bind(state: param.Parameterized, location: Any, names: Iterable[str] | None = None, *,
          on_error: Callable[[list[str]], None] | None = None,
-         on_link: Callable[[str], None] | None = None) -> None:
+         on_link: Callable[[str], None] | None = None,
+         choices: Mapping[str, Sequence[Any]] | None = None) -> None:
     """Restore ``state`` from ``location.search`` and keep writing it there.
 
     ``location`` is anything with a ``search`` attribute (Panel's ``pn.state.location``
@@ -219,7 +247,7 @@ def bind(state: param.Parameterized, location: Any, names: Iterable[str] | None 
     and ``on_link`` gets the message (``""`` once the state fits again).
     """
     names = _names(state, names)
-    problems = restore(state, parse(location.search or ""), names)
+    problems = restore(state, parse(location.search or ""), names, choices=choices)
     if problems and on_error is not None:
         on_error(problems)
     too_long = False
@@ -254,7 +282,8 @@ def _session_location() -> Any:
 
 def sync_url(state: param.Parameterized, names: Iterable[str] | None = None, *,
              on_error: Callable[[list[str]], None] | None = None,
-             on_link: Callable[[str], None] | None = None) -> bool:
+             on_link: Callable[[str], None] | None = None,
+             choices: Mapping[str, Sequence[Any]] | None = None) -> bool:
     """Keep ``state``'s parameters ``names`` (default all but ``name``) in the page's URL.
 
     Restores them from the current query string first, then rewrites the query string
@@ -273,6 +302,9 @@ def sync_url(state: param.Parameterized, names: Iterable[str] | None = None, *,
         Called with :data:`TOO_LONG`'s message when the state stops fitting in a link
         (the URL is then the page's bare address) and with ``""`` when it fits again.
         Without it, the message goes to ``on_error``.
+    choices
+        The values a link may give a parameter that its widget offers as buttons or a
+        list (:func:`restore`); any other is refused with the field's values.
     """
     location = _session_location()
     if location is None:
@@ -281,5 +313,5 @@ def sync_url(state: param.Parameterized, names: Iterable[str] | None = None, *,
         def on_link(message: str) -> None:
             if message:
                 on_error([message])
-    bind(state, location, names, on_error=on_error, on_link=on_link)
+    bind(state, location, names, on_error=on_error, on_link=on_link, choices=choices)
     return True

@@ -1,8 +1,10 @@
 r"""The Upload page's logic: a CSV of predictions becomes the right analysis.
 
-The CSV has one row per case: optionally ``y_true`` (the true label), one column per
-classifier (its predicted label), optionally ``group`` (a slice such as a site or a
-sex) and ``population`` (for unlabelled data: populations of different prevalence).
+The CSV has one row per case: optionally ``y_true`` or ``truth`` (the true label), one
+column per classifier (its predicted label), optionally ``group`` (a slice such as a
+site or a sex) and ``population`` (for unlabelled data: populations of different
+prevalence).  Which column is what is decided by the rule of the CLI's ``--csv``
+(:func:`columns`, :func:`bayescm.data.slices.prediction_columns`).
 What the columns hold decides the analysis (:func:`analyse`):
 
 ============================================  ==========================================
@@ -35,6 +37,7 @@ import pandas as pd
 
 import bayescm as bcm
 from bayescm.app import compare_logic, nolabels_logic, one_classifier_logic
+from bayescm.app.fitjob import check_seed
 from bayescm.app.pages_common import (
     InputError,
     PageState,
@@ -42,13 +45,17 @@ from bayescm.app.pages_common import (
     positive_label,
     read_csv_text,
 )
+from bayescm.data.slices import TRUTH_COLUMNS, Columns, prediction_columns
 
-__all__ = ["UploadResult", "UploadState", "agreement_text", "analyse", "group_columns",
-           "read_csv"]
+__all__ = ["EMPTY", "UploadResult", "UploadState", "agreement_text", "analyse", "columns",
+           "group_columns", "read_csv"]
 
 SUMMARY_METRICS = ("acc", "ba", "tpr", "tnr", "ppv", "npv", "f1", "mcc")
 MULTICLASS_METRICS = ("acc", "ba", "kappa", "mcc", "f1_macro")
 SUMMARY_DRAWS = 5000  # draws per chain x 4 chains: 20,000 i.i.d. draws per classifier
+EMPTY = ("The file is empty: a CSV of predictions has a header line naming the columns "
+         "(y_true, one column per classifier, optionally group and population), then one "
+         "row per case.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +128,8 @@ def read_csv(data: bytes | str) -> pd.DataFrame:
         raise InputError("file", f"The file is not UTF-8 text ({err.reason} at byte "
                                 f"{err.start}): save it as CSV UTF-8 (Excel: Save As > "
                                 "CSV UTF-8) and upload it again.") from None
+    if not text.strip():
+        raise InputError("file", EMPTY)
     frame = read_csv_text(text, "file")
     if frame.empty:
         raise InputError("file", "The file has no cases: one row per case below a header "
@@ -160,24 +169,55 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     >>> analyse(read_csv("A,B\\n1,1\\n0,1\\n0,0"), UploadState()).kind
     'agreement'
     """
-    groups = group_columns(state)
-    roles = {state.truth, *groups, state.population}
-    classifiers = [c for c in frame.columns if c not in roles]
+    with field("seed"):  # a link's or a typed seed=-1 gets the field's message
+        check_seed(state.seed)
+    roles = columns(frame, state)
+    classifiers = list(roles.classifiers)
     if not classifiers:
-        raise InputError("file", f"No classifier columns: every column other than "
-                                 f"{state.truth}, {state.group} and {state.population} is "
-                                 f"read as one classifier's predictions, and there are none "
-                                 f"in {list(frame.columns)}.")
-    truth = frame[state.truth] if state.truth in frame.columns else None
+        raise InputError("file", f"No classifier columns: every column other than the true "
+                                 f"labels, the group and the population columns is read as "
+                                 f"one classifier's predictions, and there are none in "
+                                 f"{list(frame.columns)}.")
+    truth = frame[roles.truth] if roles.truth is not None else None
     if truth is None or truth.isna().any():
-        return _agreement(frame, classifiers, truth, state)
+        return _agreement(frame, classifiers, truth, state, roles)
     positive = positive_label(state.positive, truth,
-                              where=f"the labels in column {state.truth} of the file")
-    if any(g in frame.columns for g in groups):
-        return _groups(frame, classifiers, truth, positive, state)
+                              where=f"the labels in column {roles.truth} of the file")
+    if roles.groups:
+        return _groups(frame, classifiers, truth, positive, state, list(roles.groups))
     if len(classifiers) == 1:
         return _one(frame, classifiers[0], truth, positive, state)
-    return _compare(frame, classifiers, state)
+    return _compare(frame, classifiers, state, roles.truth)
+
+
+def columns(frame: pd.DataFrame, state: UploadState) -> Columns:
+    """Which column is what (:func:`bayescm.data.slices.prediction_columns`, the CLI's
+    rule): a column named in a field must be in the file (else that field's message);
+    with a field at its default, the true labels are ``y_true`` or ``truth``, the
+    groups ``group`` and the population ``population`` when the file has them.
+
+    >>> columns(read_csv("truth,A,B,C\\n1,1,0,1"), UploadState()).describe()
+    "true labels 'truth'; classifier(s) 'A', 'B', 'C'"
+    """
+    default = UploadState()
+    names = {"truth": [state.truth], "group": group_columns(state),
+             "population": [state.population]}
+    for name, given in names.items():
+        missing = [c for c in given if c and c not in frame.columns]
+        if missing and getattr(state, name) != getattr(default, name):
+            what = {"truth": "the true labels", "group": "a group",
+                    "population": "the population"}[name]
+            raise InputError(name, f"No column {', '.join(map(repr, missing))} ({what}) in "
+                                   f"the file; its columns are "
+                                   f"{', '.join(map(str, frame.columns))}.")
+
+    def given(name: str) -> str | None:
+        value = getattr(state, name)
+        return value if value and value != getattr(default, name) else None
+
+    groups = names["group"] if given("group") or not state.group.strip() else None
+    return prediction_columns(frame.columns, truth=given("truth"),
+                              population=given("population"), groups=groups)
 
 
 def _one(frame: pd.DataFrame, name: str, truth: pd.Series, positive: Any,
@@ -211,9 +251,9 @@ def _one_query(data: Any, metrics: Any, seed: int) -> dict[str, str]:
             **options}
 
 
-def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState) -> UploadResult:
-    columns = [state.truth, *classifiers]
-    text = frame[columns].rename(columns={state.truth: "y_true"}).to_csv(index=False)
+def _compare(frame: pd.DataFrame, classifiers: list[str], state: UploadState,
+             truth: str) -> UploadResult:
+    text = frame[[truth, *classifiers]].rename(columns={truth: "y_true"}).to_csv(index=False)
     cstate = compare_logic.CompareState(design="paired", cases=text.strip(),
                                         positive=state.positive, seed=state.seed)
     try:
@@ -239,12 +279,7 @@ def group_columns(state: UploadState) -> list[str]:
 
 
 def _groups(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series, positive: Any,
-            state: UploadState) -> UploadResult:
-    names = group_columns(state)
-    missing = [g for g in names if g not in frame.columns]
-    if missing:
-        raise InputError("group", f"No column {', '.join(map(repr, missing))} in the file "
-                                  f"(its columns: {', '.join(map(str, frame.columns))}).")
+            state: UploadState, names: list[str]) -> UploadResult:
     tables, matrices = [], {}
     with field("file"):
         for name in classifiers:
@@ -263,12 +298,15 @@ def _groups(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series, posit
 
 
 def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | None,
-               state: UploadState) -> UploadResult:
-    population = frame[state.population] if state.population in frame.columns else None
+               state: UploadState, roles: Columns) -> UploadResult:
+    population = frame[roles.population] if roles.population else None
+    where = (f"No true-label column ({' or '.join(TRUTH_COLUMNS)}; name yours in the "
+             "True-label column field): " if truth is None else "")
     if len(classifiers) < 2:
-        raise InputError("file", "Without true labels for every case, the analysis is an "
-                                 "agreement table, which needs the predictions of at least "
-                                 "two classifiers (one column each).")
+        raise InputError("file", f"{where}without true labels for every case, the analysis "
+                                 "is an agreement table, which needs the predictions of at "
+                                 "least two classifiers (one column each); the file has "
+                                 f"{', '.join(map(str, frame.columns))}.")
     with field("file"):
         table = bcm.AgreementTable.from_predictions(
             {c: frame[c].to_numpy() for c in classifiers},
@@ -278,8 +316,8 @@ def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | N
             y_true=None if truth is None else truth.to_numpy())
     nstate = nolabels_logic.NoLabelsState(table=agreement_text(table), seed=state.seed)
     built = nolabels_logic.build(nstate)
-    how = ("some cases verified (y_true where known)" if truth is not None
-           else "no true labels")
+    how = (f"some cases verified ({roles.truth} where known)" if truth is not None
+           else f"no true labels (no column {' or '.join(TRUTH_COLUMNS)})")
     return UploadResult(
         "agreement", f"Read {len(frame)} cases of {len(classifiers)} classifiers with {how}, "
                      f"in {len(table.populations)} population(s): an agreement table for the "

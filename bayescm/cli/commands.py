@@ -1,12 +1,11 @@
 """The ``bayescm`` command.
 
 ``bayescm summarize --tp 26 --fn 0 --fp 2 --tn 6`` prints every metric's posterior
-(``--json`` for machine-readable output); ``bayescm summarize --matrix
-'cat,dog,bird; 50,3,2; 4,40,6; 1,2,30'`` or ``--csv predictions.csv`` does the same
-for a K-class confusion matrix; ``--csv predictions.csv --groups sex site`` (and/or
-``--time date --window 7D``) slices one classifier's predictions and summarises each
-slice (:mod:`bayescm.cli.slices`); ``bayescm demo`` runs the main job on the built-in
-literature collection and writes its results; ``bayescm app`` serves the web app
+(``--json`` for machine-readable output); ``--matrix 'cat,dog; 50,3; 4,40'`` for a
+K-class matrix; ``--csv predictions.csv`` for predictions, read as the Upload page reads
+them (:mod:`bayescm.cli.input`), ``--groups sex site`` (and/or ``--time date --window
+7D``) slicing them (:mod:`bayescm.cli.slices`); ``bayescm demo`` runs the main job on
+the built-in literature collection and writes its results; ``bayescm app`` serves the web app
 (needs the ``[app]`` extra) and prints its address.  ``--draws`` means draws per chain in
 every subcommand, as in :func:`bayescm.fit`.
 """
@@ -82,12 +81,21 @@ def _build_parser() -> argparse.ArgumentParser:
                         "order, rows separated by ';', e.g. 'cat,dog,bird; 50,3,2; 4,40,6; "
                         "1,2,30' (50 cats predicted cat, 3 cats predicted dog, ...)")
     s.add_argument("--csv", type=Path, metavar="FILE", default=None,
-                   help="CSV of predictions: a column of true labels (--truth-column) and one "
-                        "column of predicted labels per classifier; K-class matrices")
-    s.add_argument("--truth-column", default="y_true",
-                   help="CSV column of the true labels (default y_true)")
+                   help="CSV of predictions, one row per case: a column of true labels "
+                        "(--truth), one column of predicted labels per classifier, "
+                        "optionally 'group' (slices, as --groups group) and 'population' "
+                        "(not used: unlabelled data); two labels give binary matrices "
+                        "(--positive), more K-class ones; stderr says which column was "
+                        "taken as what")
+    s.add_argument("--truth", "--truth-column", dest="truth_column", default=None,
+                   metavar="COL", help="CSV column of the true labels (default: y_true, "
+                                       "else truth)")
+    s.add_argument("--population-column", default=None, metavar="COL",
+                   help="CSV column of populations, set aside (default: 'population' if "
+                        "present)")
     s.add_argument("--classifiers", default=None,
-                   help="comma-separated CSV columns to evaluate (default: all but the truth)")
+                   help="comma-separated CSV columns to evaluate (default: every column but "
+                        "the true labels, groups and population)")
     s.add_argument("--labels", default=None,
                    help="comma-separated class labels of the CSV, fixing their order and "
                         "adding classes nobody saw or predicted (default: every label seen)")
@@ -102,7 +110,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         "NUTS")
     s.add_argument("--prior", type=_prior_arg, action="append", default=[],
                    metavar="NAME=SPEC",
-                   help="e.g. tpr=beta:20,4, or rows=dirichlet:2,1,1 for a K-class model "
+                   help="a prior in bcm.priors.parse's grammar, e.g. tpr=beta:20,4, "
+                        "tpr=jeffreys, tpr=pert:0.5,0.9,1, or for a K-class model "
+                        "rows=dirichlet:0.5, rows=diagonal:8,1, prevalence=perks "
                         "(repeatable)")
     s.add_argument("--prevalence", type=_floats, default=None,
                    help="fixed prevalence of a designed test set: one number (binary) or K "
@@ -111,9 +121,11 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="comma-separated metric keys (default all; for slices "
                         f"{cli_slices.DEFAULT_METRICS})")
     s.add_argument("--hdi-prob", type=float, default=0.95)
-    s.add_argument("--draws", type=int, default=1000,
+    s.add_argument("--draws", type=int, default=None,
                    help="draws per chain, as in bcm.fit (total = draws x chains; default "
-                        "1000 x 4 chains)")
+                        "as bcm.fit: for the exact sampler a million in all per matrix, "
+                        "fewer for many matrices, so that HDI bounds are stable to 0.005; "
+                        "1000 x 4 chains for NUTS)")
     s.add_argument("--chains", type=int, default=4)
     s.add_argument("--seed", type=int, default=None)
     s.add_argument("--json", action="store_true",
@@ -130,10 +142,16 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="pattern counts, e.g. '++=40,+-=3,-+=7,--=100'; several "
                           "populations separated by ';' as 'site1:++=40,...;site2:...'")
     src.add_argument("--csv", type=Path, metavar="FILE",
-                     help="CSV of predictions: one column per classifier")
+                     help="CSV of predictions: one column per classifier, optionally "
+                          "'population' and true labels where known (y_true or truth: "
+                          "verified cases); an empty cell is a missing result")
     u.add_argument("--classifiers", default=None,
                    help="comma-separated names (with --counts) or columns (with --csv)")
-    u.add_argument("--population-column", default=None, help="CSV column naming the population")
+    u.add_argument("--population-column", default=None,
+                   help="CSV column naming the population (default: 'population' if present)")
+    u.add_argument("--truth", "--truth-column", dest="truth_column", default=None,
+                   metavar="COL", help="CSV column of the true labels where known "
+                                       "(default: y_true, else truth, if present)")
     u.add_argument("--positive", default=None, help="label meaning positive in the CSV")
     u.add_argument("--dependence", default=None, metavar="PAIRS",
                    help="conditionally dependent pairs, e.g. 'A~B,A~C', or 'all'")
@@ -171,7 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _unlabeled(args)
         if args.command == "app":
             return _app(args)
-        return _demo(args)
+        from bayescm.cli.demo import demo
+
+        return demo(args)
     except (ValueError, KeyError, OSError) as err:  # OSError: a file that cannot be read
         msg = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         print(f"bayescm: error: {msg}", file=sys.stderr)
@@ -179,9 +199,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _clean(x: object) -> object:
+    """A JSON value: NaN and infinities as null (a row's ``note`` says why), plain bools."""
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
     if isinstance(x, float | np.floating):
         return None if not math.isfinite(float(x)) else float(x)
     return x
+
+
+def _number(v: float) -> str:
+    """Four decimals, or four significant digits where they would show 0 (width 5e-09)."""
+    if v != 0 and math.isfinite(v) and abs(v) < 5e-5:
+        return f"{v:.4g}"
+    return f"{v:.4f}"
 
 
 def _summarize(args: argparse.Namespace) -> int:
@@ -237,7 +267,8 @@ def _summarize(args: argparse.Namespace) -> int:
                             "divergences": report.divergences, "problems": report.problems},
             # one binary matrix: {metric: stats}; K classes: {classifier: {metric: stats,
             # or {class: stats} for a per-class metric}}
-            "metrics": _metrics_json(table, by_classifier=registry.multiclass or sliced),
+            "metrics": _metrics_json(table, by_classifier=registry.multiclass or sliced
+                                     or len(data) > 1),  # a --csv of binary classifiers
         }
         json.dump(out, sys.stdout, indent=2)
         print()
@@ -254,11 +285,17 @@ def _summarize(args: argparse.Namespace) -> int:
         print(f"Confusion matrices (rows actual, columns predicted; N = "
               f"{', '.join(str(int(n)) for n in data.n)}):\n{data.to_frame()}")
     else:
-        print(f"Confusion matrix: {data.to_dict()}  (N = {int(data.n[0])})")
+        print(f"Confusion matrix: {data.to_dict()}  (N = "
+              f"{', '.join(str(int(n)) for n in data.n)})")
     print(f"Model {model}, sampler {args.sampler}, priors {attrs['priors']}")
-    print(f"{args.hdi_prob:.0%} HDI; hdi_width is the metric uncertainty\n")
-    with pd.option_context("display.width", 140, "display.max_rows", 2000):
-        print(view.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"{args.hdi_prob:.0%} HDI; hdi_width is the metric uncertainty; mcse_*: Monte "
+          "Carlo standard errors; exact: the row is the closed-form Beta marginal\n")
+    notes = [(idx, note) for idx, note in view.pop("note").items() if note]
+    with pd.option_context("display.width", 200, "display.max_rows", 2000,
+                           "display.max_columns", 20):
+        print(view.to_string(float_format=_number))
+    for idx, note in notes:
+        print(f"  {'/'.join(idx) if isinstance(idx, tuple) else idx}: {note}")
     return _finish_text(report, caught)
 
 
@@ -317,14 +354,7 @@ def _unlabeled(args: argparse.Namespace) -> int:
     if args.counts:
         tab = bcm.AgreementTable.from_counts(_parse_counts(args.counts), classifiers=names)
     else:
-        frame = pd.read_csv(args.csv)
-        cols = names or [c for c in frame.columns if c != args.population_column]
-        missing = [c for c in cols if c not in frame.columns]
-        if missing:
-            raise ValueError(f"Columns {missing} are not in {args.csv} ({list(frame.columns)}).")
-        pop = frame[args.population_column] if args.population_column else None
-        tab = bcm.AgreementTable.from_predictions({c: frame[c].to_numpy() for c in cols},
-                                                  population=pop, positive=args.positive)
+        tab = cli_input.unlabeled_csv(args)
     dependence: object = False
     if args.dependence:
         dependence = True if args.dependence == "all" else [
@@ -375,65 +405,6 @@ def _unlabeled(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo(args: argparse.Namespace) -> int:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import arviz as az
-    import matplotlib.pyplot as plt
-
-    import bayescm as bcm
-    from bayescm.data import datasets
-
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    table = datasets.totsch_literature_table()
-    cms = datasets.totsch_literature()
-    print("bayescm demo: 24 published classifiers (Tötsch & Hoffmann 2021, Table S1)\n")
-    idata = bcm.fit(bcm.models.three_beta(cms), random_seed=args.seed)
-    summ = bcm.summary(idata)
-    summ.to_csv(out / "literature_summary.csv")
-    idata.to_netcdf(out / "literature_posterior.nc")
-    # exact, by quadrature over the Beta posteriors of TPR and TNR
-    p_deceptive = bcm.analysis.deception(cms)["r_deceptive"]
-    rows = []
-    for name in cms.classifiers:
-        s = summ.loc[name]
-        rows.append({
-            "classifier": name, "N": int(table.loc[name, "n"]),
-            "TPR": f"{s.loc['tpr', 'plug_in']:.2f} [{s.loc['tpr', 'hdi_lower']:.2f}, "
-                   f"{s.loc['tpr', 'hdi_upper']:.2f}]",
-            "TNR": f"{s.loc['tnr', 'plug_in']:.2f} [{s.loc['tnr', 'hdi_lower']:.2f}, "
-                   f"{s.loc['tnr', 'hdi_upper']:.2f}]",
-            "MU(tpr)": round(float(s.loc["tpr", "hdi_width"]), 2),
-            "MU(tnr)": round(float(s.loc["tnr", "hdi_width"]), 2),
-            "P(worse than guessing)": f"{p_deceptive[name]:.1%}",
-        })
-    report = pd.DataFrame(rows).set_index("classifier")
-    report.to_csv(out / "literature_report.csv")
-    with pd.option_context("display.width", 140):
-        print("Plug-in value [95% HDI], metric uncertainty MU = HDI width, and the posterior")
-        print("probability that informedness BM = TPR + TNR - 1 is negative (exact):\n")
-        print(report.to_string())
-    print("\n" + bcm.check_convergence(idata).message())
-
-    cocaine = summ.loc["7a"]
-    print(
-        "\nCocaine purity classifier 7a (tp=26, fn=0, fp=2, tn=6): reported as TPR 100%, "
-        f"TNR 75%;\nhonestly TPR {cocaine.loc['tpr', 'hdi_lower']:.0%}-"
-        f"{cocaine.loc['tpr', 'hdi_upper']:.0%}, TNR {cocaine.loc['tnr', 'hdi_lower']:.0%}-"
-        f"{cocaine.loc['tnr', 'hdi_upper']:.0%} (95% HDI)."
-    )
-    axes = az.plot_forest(idata, var_names=["bm"], combined=True, hdi_prob=0.95,
-                          figsize=(6, 8))
-    axes[0].axvline(0, color="grey", lw=1, ls="--")
-    axes[0].set_title("Informedness (BM) of 24 published classifiers, 95% HDI")
-    plt.savefig(out / "literature_bm_forest.png", dpi=100, bbox_inches="tight")
-    plt.close("all")
-    print(f"\nWrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}/")
-    return 0
-
-
 def _app(args: argparse.Namespace) -> int:
     """Serve the app from a thread, print the address once it listens, wait for Ctrl+C."""
     import importlib.util
@@ -442,7 +413,7 @@ def _app(args: argparse.Namespace) -> int:
         print("bayescm: error: the web app needs Panel: pip install 'bayescm[app]' "
               "(or run `make app` in a clone of the repository).", file=sys.stderr)
         return 2
-    from bayescm.app.server import free_port, serve
+    from bayescm.app.server import PortInUse, free_port, serve
 
     def interrupt(*_: Any) -> None:  # `kill` (SIGTERM) stops it as Ctrl+C does
         raise KeyboardInterrupt
@@ -459,6 +430,9 @@ def _app(args: argparse.Namespace) -> int:
             server.join(0.5)
     except KeyboardInterrupt:
         pass
+    except PortInUse as err:  # a plain line and a failing exit, not "serving on ..."
+        print(f"bayescm app: error: {err}", file=sys.stderr)
+        return 1
     finally:
         if server is not None:
             server.stop()

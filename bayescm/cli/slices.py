@@ -1,12 +1,14 @@
 """``bayescm summarize --csv FILE --groups COL [COL ...] [--time COL --window 7D]``.
 
-One classifier's predictions (a CSV with a column of true labels, one of predicted
-labels, and the grouping and time columns) are counted into slices
+Classifiers' predictions (a CSV with a column of true labels, one column of predicted
+labels per classifier, and the grouping and time columns; the columns are read by
+:mod:`bayescm.cli.input`) are counted into slices
 (:meth:`bayescm.ConfusionMatrix.from_predictions` with ``groups=``, ``time=`` and
 ``window=``: every combination of the groups' values and every time window from the
 first case to the last, empty slices kept and flagged), fitted by the chosen model
 (``three_beta`` or ``dirichlet_multinomial`` per slice, exact; ``groups`` pools the
-slices, NUTS) and summarised per slice.  The CLI module :mod:`bayescm.cli` parses the
+slices, NUTS) and summarised per slice; several classifiers are one more slicing level,
+``classifier``, first.  The CLI module :mod:`bayescm.cli` parses the
 options; this module reads the CSV and prints the result.
 """
 
@@ -19,8 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_METRICS", "add_arguments", "read_sliced_csv", "slice_json", "slice_text",
-           "wants_slices"]
+from bayescm.data.slices import Columns
+
+__all__ = ["DEFAULT_METRICS", "add_arguments", "positive_label", "slice_json", "slice_text",
+           "sliced_matrix", "wants_slices"]
 
 DEFAULT_METRICS = "tpr,tnr,ppv,npv,acc,ba,f1,mcc"
 """Metrics shown per slice unless --metrics says otherwise (every metric of every slice
@@ -39,15 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", metavar="FREQ", default=None,
                         help="window length, a pandas offset alias: 7D, W-MON, MS, 12h, ...")
     parser.add_argument("--positive", default=None, metavar="LABEL",
-                        help="the label meaning positive in a sliced --csv (default 1, or "
-                             "True, when the labels are 0/1 or True/False)")
+                        help="the label meaning positive in a --csv of two labels, read as "
+                             "binary matrices (default 1, or True, when the labels are 0/1 or "
+                             "True/False)")
 
 
 def wants_slices(args: argparse.Namespace) -> bool:
     return any(getattr(args, k) is not None for k in ("groups", "time", "window"))
 
 
-def _positive(labels: set[str], given: str | None) -> str:
+def positive_label(labels: set[str], given: str | None) -> str:
+    """``--positive``, else ``1`` or ``True`` when the labels are 0/1 or True/False."""
     if given is not None:
         return given
     for pos, pair in (("1", {"0", "1"}), ("True", {"False", "True"}),
@@ -58,33 +64,18 @@ def _positive(labels: set[str], given: str | None) -> str:
                      "pass --positive LABEL.")
 
 
-def read_sliced_csv(path: Path, *, truth: str, classifiers: str | None,
-                    groups: list[str] | None, time: str | None, window: str | None,
-                    positive: str | None) -> Any:
-    """The sliced ConfusionMatrix of one classifier's predictions in a CSV (labels and
-    group values read as text; the classifier is named by its column)."""
+def sliced_matrix(frame: pd.DataFrame, path: Path, roles: Columns, *, time: str | None,
+                  window: str | None, positive: str) -> Any:
+    """The sliced ConfusionMatrix of the predictions in a CSV (labels and group values read
+    as text).  One classifier: named by its column; several: ``classifier`` is the first
+    slicing level (each classifier's slices, as the app's Upload page shows them)."""
     import bayescm as bcm
 
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    used = [truth, *(groups or []), *([time] if time else [])]
-    cols = classifiers.split(",") if classifiers else [c for c in frame.columns
-                                                       if c not in used]
-    missing = [c for c in [*used, *cols] if c not in frame.columns]
-    if missing:
-        raise ValueError(f"Columns {missing} are not in {path} ({list(frame.columns)}); the "
-                         "true labels are --truth-column (default y_true).")
-    if len(cols) != 1:
-        raise ValueError(f"Slicing evaluates one classifier at a time, but {path} has "
-                         f"{len(cols)} columns of predictions {cols}; choose one with "
-                         "--classifiers COL.")
-    pred = cols[0]
-    for col in [truth, pred, *(groups or []), *([time] if time else [])]:
-        blank = np.flatnonzero(frame[col].str.strip() == "")
-        if blank.size:
-            what = ("fill it with an explicit level (e.g. 'missing') or drop those rows"
-                    if col in (groups or []) else "every case needs it")
-            raise ValueError(f"Column {col!r} of {path} is blank in row {blank[0] + 2} (and "
-                             f"{blank.size - 1} more); {what}.")
+    cols, groups = list(roles.classifiers), list(roles.groups)
+    if "classifier" in groups and len(cols) > 1:
+        raise ValueError("A group column called 'classifier' clashes with the level that "
+                         "tells several classifiers' slices apart; rename it, or choose one "
+                         "classifier with --classifiers COL.")
     times = None
     if time is not None:
         try:
@@ -94,11 +85,14 @@ def read_sliced_csv(path: Path, *, truth: str, classifiers: str | None,
         except (ValueError, TypeError) as err:
             raise ValueError(f"Column {time!r} of {path} holds something that is not a date "
                              f"or time ({err}); --time needs dates such as 2024-01-31.") from None
-    labels = set(frame[truth]) | set(frame[pred])
+    n = len(cols)
+    factors = {"classifier": np.repeat(cols, len(frame))} if n > 1 else {}
+    factors.update({g: np.tile(frame[g].to_numpy(), n) for g in groups})
     return bcm.ConfusionMatrix.from_predictions(
-        frame[truth].to_numpy(), frame[pred].to_numpy(), positive=_positive(labels, positive),
-        classifier=pred, groups={g: frame[g] for g in groups} if groups else None,
-        time=times, window=window)
+        np.tile(frame[roles.truth].to_numpy(), n),
+        np.concatenate([frame[c].to_numpy() for c in cols]), positive=positive,
+        classifier=cols[0] if n == 1 else None, groups=factors or None,
+        time=None if times is None else np.tile(times.to_numpy(), n), window=window)
 
 
 def _slice_table(cm: Any) -> pd.DataFrame:
@@ -111,7 +105,10 @@ def _header(cm: Any, frame: pd.DataFrame) -> str:
     levels = [c for c in cm.slices.columns]
     empty = [str(s) for s in frame.index[frame["empty"].to_numpy()]]
     listed = ", ".join(empty[:8]) + (f" and {len(empty) - 8} more" if len(empty) > 8 else "")
-    return (f"Predictions of classifier {cm.classifier!r}: {int(cm.n.sum())} cases in "
+    names = cm.slices["classifier"] if "classifier" in cm.slices else pd.Series(["?"])
+    who = (f"classifier {cm.classifier!r}" if cm.classifier is not None else "classifiers "
+           + ", ".join(map(repr, pd.unique(names.astype(str)))))
+    return (f"Predictions of {who}: {int(cm.n.sum())} cases in "
             f"{len(cm)} slices by {' × '.join(levels)}"
             + (f"; {len(empty)} empty (no cases; kept, their posterior is the model's "
                f"without data): {listed}" if empty else "; none empty"))

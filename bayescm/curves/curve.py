@@ -237,21 +237,29 @@ class Curve:
         kwargs.setdefault("label", f"{label}: {text}" if label else text)
         if step:
             kwargs.setdefault("drawstyle", "steps-pre")
+        shown = set(ax.get_legend_handles_labels()[1])
+
+        def once(text: str) -> str:
+            # the band, bars and reference of several curves on one Axes: one legend entry
+            return f"_{text}" if text in shown else text
+
         (line,) = ax.plot(x, y, **kwargs)
         color = line.get_color()
         if band:
             ax.fill_between(x, y_lo, y_hi, step=step, color=color, alpha=0.2, lw=0,
-                            label=f"{self.hdi_prob:.0%} pointwise band of {_shown(names[1])}")
+                            label=once(f"{self.hdi_prob:.0%} pointwise band of "
+                                       f"{_shown(names[1])}"))
             rows = _spread(np.flatnonzero(np.isfinite(y)), errorbars)
             if rows.size:
                 ax.hlines(y[rows], x_lo[rows], x_hi[rows], color=color, lw=1, alpha=0.7,
-                          label=f"{self.hdi_prob:.0%} pointwise band of {_shown(names[0])}")
+                          label=once(f"{self.hdi_prob:.0%} pointwise band of "
+                                     f"{_shown(names[0])}"))
         if reference and self.kind == "roc":
-            ax.plot([0, 1], [0, 1], ls="--", color="0.6", lw=1, label="chance")
+            ax.plot([0, 1], [0, 1], ls="--", color="0.6", lw=1, label=once("chance"))
         elif reference:
             prevalence = self.n_pos / (self.n_pos + self.n_neg)
             ax.plot([0, 1], [prevalence, prevalence], ls="--", color="0.6", lw=1,
-                    label=f"no skill (prevalence {prevalence:.2f})")
+                    label=once(f"no skill (prevalence {prevalence:.2f})"))
         ax.set_xlim(-0.01, 1.01)
         ax.set_ylim(-0.01, 1.01)
         xlabel, ylabel = (("False positive rate", "True positive rate") if self.kind == "roc"

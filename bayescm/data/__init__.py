@@ -32,6 +32,7 @@ from bayescm.data.counts import (
     validate_counts,
 )
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.data.ratings import RatingsTable
 
 __all__ = [
     "CELLS",
@@ -41,6 +42,7 @@ __all__ = [
     "ConfusionMatrix",
     "CountsError",
     "MulticlassConfusionMatrix",
+    "RatingsTable",
     "check_labels",
     "is_boolean",
     "resolve_positive",

@@ -235,8 +235,10 @@ class ConfusionMatrix:
             (so does a mapping ``{name: predictions}`` of one classifier).
         groups
             Slice the cases by group: one array/Series of group values (named by
-            the Series' name, else ``"group"``) or a mapping ``factor name ->
-            values``.  Several factors slice by every combination of their values.
+            the Series' name, else ``"group"``), a mapping ``factor name ->
+            values``, a DataFrame (one factor per column) or a list of named
+            Series; pandas or Dask.  Several factors slice by every combination of
+            their values.
         time, window
             Times of the cases (datetimes) and a pandas offset alias (``"7D"``,
             ``"W-MON"``, ``"MS"``): cases are binned into windows, one more level

@@ -31,7 +31,8 @@ slice of their own, dropping the rows excludes them; bayescm does not choose.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,12 +40,17 @@ import pandas as pd
 
 from bayescm.data.counts import CELLS, CountsError, resolve_positive
 
-__all__ = ["WINDOW", "count_slices", "is_dask", "slice_label", "sum_slices"]
+__all__ = ["TRUTH_COLUMNS", "WINDOW", "Columns", "count_slices", "is_dask",
+           "prediction_columns", "slice_label", "sum_slices"]
 
 WINDOW = "window"
 """The level name of the time window."""
 
 _TRUE, _PRED, _WIN = "__y_true", "__y_pred", "__window"
+
+TRUTH_COLUMNS = ("y_true", "truth")
+"""The column of true labels of a table of predictions when none is named: the first
+of these that the table has (:func:`prediction_columns`)."""
 
 
 def is_dask(obj: Any) -> bool:
@@ -69,12 +75,31 @@ def slice_label(levels: Mapping[str, Any]) -> str:
     return "|".join(f"{k}={_fmt(v)}" for k, v in levels.items())
 
 
+def _is_series(values: Any) -> bool:
+    return isinstance(values, pd.Series) or (is_dask(values) and type(values).__name__ == "Series")
+
+
+def _is_frame(values: Any) -> bool:
+    return isinstance(values, pd.DataFrame) or (is_dask(values)
+                                                and type(values).__name__ == "DataFrame")
+
+
 def _group_columns(groups: Any, n: int | None, what: str) -> dict[str, Any]:
-    """``name -> values`` from one array/Series or a mapping of them."""
+    """``name -> values`` from one array/Series, a mapping of them, a (pandas or Dask)
+    DataFrame (one factor per column) or a list of named (pandas or Dask) Series."""
     if groups is None:
         return {}
-    if isinstance(groups, Mapping):
+    if _is_frame(groups):  # one factor per column
+        cols = {str(c): groups[c] for c in groups.columns}
+    elif isinstance(groups, Mapping):
         cols = {str(k): v for k, v in groups.items()}
+    elif isinstance(groups, list | tuple) and groups and all(map(_is_series, groups)):
+        names = [getattr(g, "name", None) for g in groups]
+        if None in names or len(set(map(str, names))) != len(names):
+            raise CountsError(f"groups= as a list of Series takes each factor's name from its "
+                              f"Series, but the names are {names}; name them (.rename('sex')) "
+                              "or pass a dict {name: values}.")
+        cols = {str(g.name): g for g in groups}
     else:
         name = getattr(groups, "name", None)
         cols = {str(name) if name is not None else "group": groups}
@@ -239,7 +264,11 @@ def _with_windows(frame: Any, time: Any, window: Any) -> tuple[Any, pd.DatetimeI
         if is_dask(t):
             raise CountsError("time must be a datetime column (convert it with "
                               "dd.to_datetime first).")
-        t = pd.to_datetime(t)
+        try:
+            t = pd.to_datetime(t)
+        except (ValueError, TypeError, OverflowError) as err:
+            raise CountsError(f"time must hold dates or times (datetimes, or text such as "
+                              f"2024-01-31); {str(err).splitlines()[0][:120]}.") from None
     first, last, missing = _compute(t.min(), t.max(), t.isna().sum())
     if missing:
         raise CountsError(f"time has {int(missing)} missing value(s); drop those cases or "
@@ -388,3 +417,75 @@ def _need_columns(frame: Any, names: list[Any]) -> None:
     if missing:
         raise CountsError(f"Column(s) {missing} are not in the frame (it has "
                           f"{list(frame.columns)}).")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """What each column of a table of predictions is (:func:`prediction_columns`)."""
+
+    truth: str | None
+    classifiers: tuple[str, ...]
+    groups: tuple[str, ...]
+    population: str | None
+
+    def describe(self, unused: Sequence[str] = ()) -> str:
+        """One line saying which column was taken as what (``unused`` columns left out)."""
+        def names(cols: Sequence[str]) -> str:
+            return ", ".join(repr(c) for c in cols if c not in unused)
+
+        parts = [f"true labels {self.truth!r}" if self.truth else "no true labels",
+                 f"classifier(s) {names(self.classifiers)}"]
+        if names(self.groups):
+            parts.append(f"group(s) {names(self.groups)}")
+        if self.population and self.population not in unused:
+            parts.append(f"population {self.population!r}")
+        return "; ".join(parts)
+
+
+def prediction_columns(columns: Sequence[Any], *, truth: str | None = None,
+                       groups: Sequence[str] | None = None, population: str | None = None,
+                       classifiers: Sequence[str] | None = None,
+                       reserved: Sequence[str] = ()) -> Columns:
+    """Which column of a table of predictions (one row per case) is what: the one rule
+    of the CLI's ``--csv`` and the app's Upload page.
+
+    A name given must be a column (else a :class:`CountsError` naming it and the
+    columns there are); a role not given is found by name: the true labels in the
+    first of :data:`TRUTH_COLUMNS` present, the groups in ``group``, the population in
+    ``population``.  The classifiers are the columns named, else every other column
+    (``reserved`` ones, such as a time column, excepted).
+
+    >>> prediction_columns(["y_true", "A", "B", "group", "population"]).describe()
+    "true labels 'y_true'; classifier(s) 'A', 'B'; group(s) 'group'; population 'population'"
+    >>> prediction_columns(["truth", "A"]).truth
+    'truth'
+    """
+    cols = [str(c) for c in columns]
+
+    def need(names: Sequence[str], what: str) -> None:
+        missing = [c for c in names if c not in cols]
+        if missing:
+            raise CountsError(f"No column {', '.join(map(repr, missing))} ({what}) in the "
+                              f"table; its columns are {cols}.")
+
+    if truth is not None:
+        need([truth], "the true labels")
+    else:
+        truth = next((c for c in TRUTH_COLUMNS if c in cols), None)
+    need(list(groups or []), "the groups")
+    groups = list(groups) if groups is not None else [c for c in ("group",) if c in cols]
+    if population is not None:
+        need([population], "the population")
+    else:
+        population = "population" if "population" in cols else None
+    need(list(reserved), "")
+    roles = {truth, population, *groups, *reserved}
+    if classifiers is not None:
+        need(list(classifiers), "predictions")
+        clash = sorted(roles & set(classifiers))
+        if clash:
+            raise CountsError(f"Column(s) {clash} cannot hold both predictions and the true "
+                              "labels, groups or population.")
+    chosen = list(classifiers) if classifiers is not None else [c for c in cols
+                                                                if c not in roles]
+    return Columns(truth, tuple(chosen), tuple(groups), population)

@@ -79,17 +79,9 @@ the observed one the variance is about twice the binomial's, and the missing
 certain: with :math:`fn = 0` it puts all mass on :math:`TP' = n_+` after any number
 of cases.
 
-A metric :math:`M` of the future matrix has the pmf
-
-.. math::
-
-    P(M = m) = \sum_{(i, j)\,:\, M(i,\, n_+ - i,\, n_- - j,\, j) = m} P(TP' = i, TN' = j),
-
-the mass summed along the metric's contour through the lattice
-(:func:`metric_pmf`).  How many lattice points share a value depends on the
-arithmetic of :math:`n_\pm`: for balanced accuracy at :math:`n_+ = 20, n_- = 40`,
-21 points lie on the contour :math:`BA = 1/2`; at :math:`n_- = 41` at most 2 points
-share a value, which is why such pmfs look jagged at some sizes and smooth at others.
+A metric's pmf sums the joint pmf along the metric's contours through the lattice
+(:func:`metric_pmf`, whose notes say how the arithmetic of :math:`n_\pm` shapes it).
+Lattices over the memory bound (:mod:`bayescm.inference.budget`) are refused at once.
 """
 
 from __future__ import annotations
@@ -108,6 +100,7 @@ from bayescm import priors as prior_specs
 from bayescm.data.confusion import CELLS, ConfusionMatrix
 from bayescm.deprecation import renamed_kwargs
 from bayescm.family import default_family
+from bayescm.inference import budget
 from bayescm.priors import PriorError
 
 # -- exact posterior predictive pmfs (Lovell et al.) ------------------------------------------
@@ -118,6 +111,9 @@ __all__ = [
     "metric_pmf",
     "predictive_pmf",
 ]
+_TOO_LARGE = ("Use a smaller future test set (10^6 matrices, e.g. 999 positives and 999 "
+              "negatives, take a few tenths of a second), or for a large one the sampled "
+              "predictive, bcm.fit(model, predictive_n=n): close to the metric's posterior.")
 # the rates of a future matrix with given class sizes: successes and failures of each
 # (the binomial model's plug-in rate; the Beta posteriors are the family's)
 _PMF_RATES = {"tpr": ("tp", "fn"), "tnr": ("tn", "fp")}
@@ -141,7 +137,8 @@ def _class_size(value: Any, name: str) -> int:
     return int(n)
 
 
-def _predictive_args(cm: Any, n_pos: Any, n_neg: Any, model: str) -> tuple[int, int]:
+def _predictive_args(cm: Any, n_pos: Any, n_neg: Any, model: str, *, per_point: int = 1
+                     ) -> tuple[int, int]:  # per_point: lattice arrays besides the pmf's
     if not isinstance(cm, ConfusionMatrix):
         raise TypeError(
             f"cm must be a bayescm.ConfusionMatrix, got {type(cm).__name__}; build one with "
@@ -154,6 +151,10 @@ def _predictive_args(cm: Any, n_pos: Any, n_neg: Any, model: str) -> tuple[int, 
         raise ValueError(
             "n_pos and n_neg are both 0: the future test set has no cases; give at least one."
         )
+    points = (n_pos + 1) * (n_neg + 1)
+    budget.check_memory(8.0 * points * (len(cm) + per_point), (
+        f"The exact pmf of a future test set of {n_pos:,} positives and {n_neg:,} negatives "
+        f"({points:,} possible matrices x {len(cm):,} classifier(s))"), _TOO_LARGE)
     return n_pos, n_neg
 
 
@@ -304,7 +305,8 @@ def predictive_pmf(
     Notes
     -----
     The array holds ``n_classifiers * (n_pos + 1) * (n_neg + 1)`` float64 values: 8 MB
-    per classifier at :math:`10^6` lattice points.  Its marginals are the
+    per classifier at :math:`10^6` lattice points; a lattice over the memory bound
+    (:mod:`bayescm.inference.budget`) raises ``SizeError`` first.  Its marginals are the
     beta-binomial pmfs of :math:`TP'` and :math:`TN'` (``pmf.sum("tn")``,
     ``pmf.sum("tp")``).
 
@@ -414,10 +416,9 @@ def metric_pmf(
         default 12 lies far above the rounding noise of the registry's formulas and
         below the gaps between distinct values at the sizes this is meant for: the
         closest distinct MCC values on the :math:`10^6`-point lattice of
-        ``n_pos = n_neg = 999`` differ by :math:`3.6 \times 10^{-11}`.  The tests
-        check the contours against exact rational arithmetic (MCC, BA, F1, kappa,
-        DOR, LR+); exact float equality would split, e.g., about half the BA
-        contours.
+        ``n_pos = n_neg = 999`` differ by :math:`3.6 \times 10^{-11}` (the tests check
+        the contours against exact rational arithmetic; float equality would split
+        about half the BA contours).
 
     Returns
     -------
@@ -466,6 +467,7 @@ def metric_pmf(
     m = metric if isinstance(metric, metric_registry.Metric) else metric_registry.get(metric)
     if isinstance(decimals, bool) or not isinstance(decimals, int | np.integer):
         raise ValueError(f"decimals must be an int (e.g. 12), got {decimals!r}.")
+    _predictive_args(cm, n_pos, n_neg, model, per_point=9)  # the contours' arrays too
     pmf = predictive_pmf(cm, n_pos, n_neg, priors=priors, model=model)
     n_pos, n_neg = pmf.attrs["n_pos"], pmf.attrs["n_neg"]
     tp = np.arange(n_pos + 1, dtype=float)[:, None]

@@ -29,8 +29,9 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm.family import ClosedForm, Family
 from bayescm.inference import draws as draws_mod
+from bayescm.inference import persist
 from bayescm.scheduling import lazy_template, map_blocks, unit_seeds
-from bayescm.summary_stream import _closed_form, _draw, _take, _unit
+from bayescm.summary_stream import _closed_form, _draw, _unit
 
 __all__ = ["exact_posterior"]
 
@@ -38,7 +39,7 @@ __all__ = ["exact_posterior"]
 def exact_posterior(
     data_or_model: Any,
     *,
-    draws: int = 1000,
+    draws: int | None = None,
     chains: int = 4,
     metrics: str | Sequence[str] | None = None,
     random_seed: int | None = None,
@@ -59,7 +60,10 @@ def exact_posterior(
         (unmodified) or a ``ConfusionMatrix`` / ``MulticlassConfusionMatrix`` (its
         default model, flat priors).
     draws, chains
-        Draws per chain and chains.
+        Draws per chain and chains.  ``draws=None``: the exact sampler's default
+        (:func:`bayescm.inference.draws.exact_draws`): a million i.i.d. draws per unit
+        when the posterior group fits in 512 MB, fewer for a batch (with ``chunk``, per
+        block of ``chunk`` units), at least 1,000 per chain.
     metrics
         Metric keys or aliases to add (default all of the registry that fits).
     random_seed
@@ -96,7 +100,8 @@ def exact_posterior(
     True
     """
     for name, v, low in (("draws", draws, 4), ("chains", chains, 1)):
-        if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
+        if (name != "draws" or v is not None) and (
+                not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low):
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
     if chunk is not None and (not isinstance(chunk, int | np.integer) or isinstance(chunk, bool)
                               or chunk < 1):
@@ -106,6 +111,9 @@ def exact_posterior(
     keys = draws_mod.metric_keys(metrics, closed.dims.get("theta") or tuple(closed.coords))
     unit = _unit(closed)
     names = list(closed.coords[unit])
+    if draws is None:
+        draws = draws_mod.exact_draws(len(names) if chunk is None else min(int(chunk), len(names)),
+                                      draws_mod.values_per_draw(closed), chains)
     block = partial(_block, closed=closed, family=family,
                     entropy=np.random.SeedSequence(random_seed).entropy,
                     size=(int(chains), int(draws)))
@@ -129,7 +137,9 @@ def exact_posterior(
     attrs = {"inference_library": "bayescm", "sampler": "exact", "engine": "exact",
              "model": closed.spec.family, "random_seed": "None" if random_seed is None
              else int(random_seed), "unit_streams": 1,
-             "parameters": ",".join(n for n in family.parameters(closed.spec) if n in post)}
+             "parameters": ",".join(n for n in family.parameters(closed.spec) if n in post),
+             # the model record: bcm.summary reads its closed form (exact Beta rows)
+             "model_spec": persist.encode_spec(family, closed.spec)}
     return idata_mod.make(groups, attrs, arviz=False)
 
 
@@ -137,7 +147,7 @@ def _block(positions: xr.DataArray, *, closed: ClosedForm, family: Family, entro
            size: tuple[int, int]) -> xr.Dataset:
     """The posterior draws of the units at ``positions``, each from its own stream."""
     idx = np.asarray(positions.values)
-    part = _take(closed, idx)
+    part = draws_mod.take_units(closed, idx)
     unit = _unit(part)
     values = _draw(part.conjugate, part.dims, unit_seeds(entropy, idx), size, unit)
     return draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)

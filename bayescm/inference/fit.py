@@ -36,8 +36,8 @@ import xarray as xr
 
 from bayescm import idata as idata_mod
 from bayescm.family import Conjugate, Family, families, family_of, is_unmodified, spec_of
+from bayescm.inference import budget, engines
 from bayescm.inference import draws as draws_mod
-from bayescm.inference import engines
 from bayescm.inference.convergence import ConvergenceError, ConvergenceWarning, check_convergence
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class FitProgress(NamedTuple):
 def fit(
     model: pm.Model,
     *,
-    draws: int = 1000,
+    draws: int | None = None,
     tune: int = 1000,
     chains: int = 4,
     random_seed: int | None = None,
@@ -98,6 +98,13 @@ def fit(
         The exact sampler ignores ``tune`` and lays its i.i.d. draws out as
         ``chains`` chains of ``draws`` (the same layout as MCMC; the convergence
         report says they are independent, so R-hat does not apply).
+        ``draws=None`` (default): 1,000 for NUTS; for the exact sampler enough that
+        the HDI bounds of sampled metrics are stable to ±0.005 between seeds
+        (:func:`bayescm.inference.draws.exact_draws`): a million i.i.d. draws per
+        unit in all, fewer where the posterior group would pass 512 MB, never fewer
+        than 1,000 per chain.  One binary matrix with every metric: 250,000 per chain,
+        a posterior of 320 MB and, with the prior and predictive groups, about 0.7 GB
+        and 5 s; turn those groups off or pass ``draws`` for less.
     random_seed
         Seed for reproducible results.
     sampler
@@ -152,8 +159,7 @@ def fit(
         ``predictive_n``), ``log_likelihood`` (``counts``: the log-likelihood of
         each case, dims chain, draw, ``case``; see ``log_likelihood``).
         ``attrs`` record the priors, sampler, engine,
-        package version and the convergence verdict.  Metric draws are float32
-        (seven significant digits, well below Monte Carlo error).
+        package version and the convergence verdict.  Metric draws are float64.
 
     Notes
     -----
@@ -174,6 +180,8 @@ def fit(
     >>> 0.85 < float(idata.posterior["tpr"].mean()) < 0.99
     True
     """
+    if draws is None:
+        draws = draws_mod.default_draws(model, sampler, chains)
     _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
     fit_start = time.perf_counter()
     keys = draws_mod.metric_keys(metrics, model.named_vars_to_dims.get("theta") or ())
@@ -191,10 +199,14 @@ def fit(
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)
     conj = family.conjugate(model, spec) if pristine else None
+    if sampler == "exact" and conj is None:
+        raise ValueError(_no_exact_reason(model, family))
+    budget.check_fit(model, family if pristine else None, spec, conj, keys,  # before drawing
+                     draws_mod.observed(model), draws=draws, tune=tune, chains=chains,
+                     sampler=sampler, predictive=predictive, predictions=predictive_n is not None,
+                     prior=prior and pristine, log_likelihood=log_likelihood if pristine else False)
     stage = _stages(progress)
     if sampler == "exact":
-        if conj is None:
-            raise ValueError(_no_exact_reason(model, family))
         posterior, stats = _draw_exact(conj, draws, chains, np.random.default_rng(seeds[0]))
         used_engine = "exact"
         stage("sampling", chains * draws, chains * draws)
@@ -263,7 +275,7 @@ def fit_closed_form(
     *,
     priors: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
-    draws: int = 1000,
+    draws: int | None = None,
     chains: int = 4,
     random_seed: int | None = None,
     metrics: Sequence[str] | None = None,
@@ -276,7 +288,9 @@ def fit_closed_form(
     the light path of ``bayescm summarize``.  The posterior draws (same seed), its
     metrics, ``observed_data``, ``sample_stats``, the attrs and the convergence
     verdict equal those of :func:`fit` with ``sampler="exact"``; there are no
-    predictive or prior groups.
+    predictive or prior groups.  ``draws=None``: the exact sampler's default for the
+    posterior group alone (:func:`bayescm.inference.draws.exact_draws`: 250,000 per
+    chain at 4 chains for one binary matrix, 320 MB with every metric, about 2 s).
 
     Returns
     -------
@@ -294,12 +308,19 @@ def fit_closed_form(
     from bayescm.family import get_family
 
     fam = get_family(family) if isinstance(family, str) else family
-    check_sizes(draws, 0, chains, sampler="exact")
+    check_sizes(1000 if draws is None else draws, 0, chains, sampler="exact")
     closed = fam.closed_form(data, priors, options)
     if closed is None:
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
                          "and use bayescm.fit.")
     keys = draws_mod.metric_keys(metrics, closed.dims.get("theta") or tuple(closed.coords))
+    if draws is None:
+        unit = next(d for d in ("classifier", "slice") if d in closed.coords)
+        draws = draws_mod.exact_draws(len(closed.coords[unit]),
+                                      draws_mod.values_per_draw(closed), chains)
+    budget.check_fit(None, fam, closed.spec, closed.conjugate, keys, closed.observed,
+                     draws=draws, tune=0, chains=chains, sampler="exact", predictive=False,
+                     prior=False, log_likelihood=False, closed=closed)
     rng = np.random.default_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=2)  # as fit: the same draws for the same seed
     posterior, stats = _draw_exact(closed.conjugate, draws, chains,
@@ -371,8 +392,10 @@ def _check_args(model, draws, tune, chains, sampler, engine, predictive_n) -> No
 def check_sizes(draws: Any, tune: Any, chains: Any, *, sampler: str = "nuts",
                 engine: str = "auto") -> None:
     """Raise ValueError unless ``draws >= 4``, ``tune >= 0`` and ``chains >= 1`` are
-    integers, and NUTS on nutpie gets ``tune >= 1`` (what :func:`fit` checks first;
-    the web app checks a page's fields with it).
+    integers, NUTS on nutpie gets ``tune >= 1``, and one value per step of every chain
+    fits the memory bound (:class:`~bayescm.inference.budget.SizeError`; :func:`fit`
+    then checks the whole fit's estimate).  What :func:`fit` checks first; the web app
+    checks a page's fields with it.
 
     >>> check_sizes(1000, 1000, 0)
     Traceback (most recent call last):
@@ -383,6 +406,7 @@ def check_sizes(draws: Any, tune: Any, chains: Any, *, sampler: str = "nuts",
     for name, v, low in (("draws", draws, 4), ("chains", chains, 1), ("tune", tune, 0)):
         if not isinstance(v, int | np.integer) or isinstance(v, bool) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}.")
+    budget.check_steps(draws, tune, chains, sampler)
     if sampler == "nuts" and engine != "pymc" and tune == 0:
         # nutpie's adaptation windows need at least one tuning step (it panics otherwise)
         raise ValueError(

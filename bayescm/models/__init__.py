@@ -21,6 +21,7 @@ from bayescm.family import (
     spec_of,
 )
 from bayescm.models._loglik import case_log_likelihood
+from bayescm.models.dawid_skene import dawid_skene
 from bayescm.models.dirichlet_multinomial import dirichlet_multinomial
 from bayescm.models.folds import folds
 from bayescm.models.groups import groups
@@ -32,6 +33,7 @@ from bayescm.models.hui_walter import (
 )
 from bayescm.models.multiclass_cells import multiclass_cells
 from bayescm.models.multiclass_rows import multiclass_rows
+from bayescm.models.multiclass_rows.weight import PriorWeightWarning
 from bayescm.models.three_beta import three_beta
 
 __all__ = [
@@ -43,9 +45,11 @@ __all__ = [
     "JagsTwin",
     "Kernel",
     "ModelSpec",
+    "PriorWeightWarning",
     "attach",
     "case_log_likelihood",
     "check_identifiability",
+    "dawid_skene",
     "dirichlet_multinomial",
     "families",
     "family_of",

@@ -20,6 +20,7 @@ import pandas as pd
 from bayescm.curves.curve import Curve
 from bayescm.deprecation import renamed_kwargs
 from bayescm.plots._common import new_axes
+from bayescm.plots.posteriors import plain
 from bayescm.stats import check_hdi_prob
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def coverage(
     for label, frame in frames.items():
         p = frame.index.to_numpy(float)
         cov = frame["coverage"].to_numpy(float)
-        (line,) = ax.plot(p, cov, lw=1.2, label=str(label))
+        (line,) = ax.plot(p, cov, lw=1.2, label=plain(label))
         se = frame["coverage_se"].to_numpy(float) if "coverage_se" in frame else None
         if se is not None and (se > 0).any():
             ax.fill_between(p, cov - 2 * se, np.minimum(cov + 2 * se, 1), color=line.get_color(),
@@ -176,7 +177,7 @@ def curve_bands(
     ax = new_axes(ax, (6.0, 6.0))
     lines = []
     for i, (label, curve) in enumerate(curves.items()):
-        curve.plot(ax, label=label or None, reference=i == 0)
+        curve.plot(ax, label=plain(label) if label else None, reference=i == 0)
         lines.append(ax.get_lines()[-1] if i else ax.get_lines()[0])
     reference = ax.get_lines()[1]
     handles = [*lines, reference]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import arviz as az
     from matplotlib.axes import Axes
 
-__all__ = ["NO_SKILL", "metric_posterior"]
+__all__ = ["NO_SKILL", "metric_posterior", "plain"]
 
 NO_SKILL: dict[str, float] = {
     "bm": 0.0, "mcc": 0.0, "kappa": 0.0, "mk": 0.0, "mcc_bal": 0.0, "log_dor": 0.0,
@@ -36,6 +36,16 @@ NO_SKILL: dict[str, float] = {
 :func:`metric_posterior` draws a reference line there."""
 
 _INNER = 0.5  # mass of the thick inner interval of the forest
+
+
+def plain(text: str) -> str:
+    r"""``text`` shown as written by matplotlib: a user's name is never TeX, so each
+    ``$`` is escaped (two of them would start mathtext, which fails on most names).
+
+    >>> plain("cost $5 or $6")
+    'cost \\$5 or \\$6'
+    """
+    return str(text).replace("$", r"\$")
 
 
 def metric_posterior(
@@ -70,7 +80,11 @@ def metric_posterior(
     idata
         Result of :func:`bayescm.fit` holding ``metric`` in its posterior.
     metric
-        Registry key or alias (``"mcc"``, ``"informedness"``, ...).
+        Key or alias of the registry that answers for the fit
+        (:func:`bayescm.metrics.registry_for`): binary keys (``"mcc"``,
+        ``"informedness"``, ...) or, for a K-class fit, the multiclass ones: overall
+        (``"acc"``, ``"kappa"``), averaged (``"f1_macro"``, ``"tpr_weighted"``, ...) and
+        per class (``"tpr"``: one row per classifier and class).
     classifiers
         Classifier name(s) to show, in this order; default all.
     kind
@@ -91,7 +105,7 @@ def metric_posterior(
     Raises
     ------
     TypeError
-        If ``idata`` is not an InferenceData.
+        If ``idata`` is not an InferenceData or ``ax`` not an Axes.
     KeyError
         Unknown metric, metric not in the posterior, or unknown classifier.
     ValueError
@@ -116,20 +130,24 @@ def metric_posterior(
         raise ValueError(f"kind must be 'forest' or 'ridge', got {kind!r}.")
     if not 0 < hdi_prob < 1:
         raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob!r}.")
+    if ax is not None and not hasattr(ax, "hlines"):
+        raise TypeError(f"ax must be a matplotlib Axes (or None for a new figure), got "
+                        f"{type(ax).__name__}.")
     if not idata_mod.is_inference_data(idata):
         raise TypeError(
             f"idata must be an arviz.InferenceData from bayescm.fit, got {type(idata).__name__}; "
             "for counts fit them first, e.g. bcm.fit(bcm.models.three_beta(cm), "
             "sampler='exact')."
         )
-    m = registry.get(metric)
+    reg = registry.registry_for(idata)  # binary keys, or K-class ones (f1_macro, ...)
+    m = reg.get(metric)
     da = metric_draws(idata, m.key)
     da = select_classifiers(da, classifiers)
     units = units_of(da)
     rows = flat(da, units).reshape(-1, da.sizes["chain"] * da.sizes["draw"])
     coords = [[str(v) for v in da[u].values] for u in units]
     labels = ["/".join(k) for k in pd.MultiIndex.from_product(coords)] if units else [m.key]
-    plugs = _plug_in(idata, m.key, da, units) if plug_in else None
+    plugs = _plug_in(idata, m.key, da, units, reg) if plug_in else None
 
     n = len(labels)
     ax = new_axes(ax, (6.4, 1.4 + (0.42 if kind == "forest" else 0.75) * n))
@@ -163,10 +181,10 @@ def metric_posterior(
         (mark,) = ax.plot(plugs, ys, "x", color="C3", ms=8, mew=2, ls="none", zorder=4,
                           label="plug-in")
         handles.append(mark)
-    if m.key in NO_SKILL:
+    if m.key in NO_SKILL and not (reg.multiclass and NO_SKILL[m.key]):  # 1/K-dependent
         handles.append(ax.axvline(NO_SKILL[m.key], color="0.45", ls="--", lw=1, zorder=0,
                                   label=f"no skill ({NO_SKILL[m.key]:g})"))
-    ax.set_yticks(ys, labels)
+    ax.set_yticks(ys, [plain(t) for t in labels])
     top = n - 1 + (0.95 if kind == "ridge" else 0.6)
     ax.set_ylim(-0.6 if kind == "forest" else -0.35, top)
     ax.set_xlabel(f"{m.label} ({m.key})")
@@ -178,20 +196,24 @@ def metric_posterior(
     return ax
 
 
-def _plug_in(idata: az.InferenceData, key: str, da: Any, units: list[str]) -> np.ndarray | None:
+def _plug_in(idata: az.InferenceData, key: str, da: Any, units: list[str],
+             reg: Any) -> np.ndarray | None:
     """Plug-in values per row of ``da``, or None without labelled counts."""
     if not idata_mod.has_group(idata, "observed_data"):
         return None
     obs = idata_mod.group(idata, "observed_data").get("counts")
     if obs is None:
         return None
-    if "cell" not in obs.dims or set(obs.dims) - {"cell"} != set(units):
+    table = {"actual", "predicted"} if reg.multiclass else {"cell"}
+    if not table <= set(obs.dims) or set(obs.dims) - table != set(units) - {"class"}:
         return None
     unit = unit_of(obs)
     if unit in units:
         obs = obs.sel({unit: da[unit].values})
     with np.errstate(all="ignore"):
-        values = registry.compute(obs, [key])[key]
+        values = reg.compute(obs, [key])[key]
+    if set(values.dims) != set(units):
+        return None
     return np.asarray(values.transpose(*units).values, dtype=float).ravel()
 
 

@@ -1,16 +1,24 @@
 """Reading priors: the one grammar, for Python, the CLI and the app.
 
 Every function that takes ``priors={name: prior}`` goes through :func:`resolve` (or
-:func:`coerce` directly): bayescm's own specs, strings such as ``"beta:20,4"``,
-``pymc_extras`` ``Prior`` objects, frozen scipy distributions and plain numbers are all
-read here, and what cannot be used gets a :class:`~bayescm.priors.PriorError` saying
-what to pass instead.  What was used is recorded in ``idata.attrs`` (:func:`to_attrs`).
+:func:`coerce` directly): bayescm's own specs, strings such as ``"beta:20,4"`` or
+``"jeffreys"`` (the grammar of :func:`parse`), ``pymc_extras`` ``Prior`` objects, frozen
+scipy distributions and plain numbers are all read here, and what cannot be used gets a
+:class:`~bayescm.priors.PriorError` saying what to pass instead.  The CLI's ``--prior
+NAME=TEXT`` and the app's prior fields hand their text to the same :func:`parse`, so a
+text means the same prior wherever it is typed.  What was used is recorded in
+``idata.attrs`` (:func:`to_attrs`).
+
+Sizes: a text that does not list its K numbers (``"jeffreys"``, ``"dirichlet:0.1"``,
+``"diagonal:8,1"``) takes K from ``parse(text, k=K)``; as a model's prior
+(``priors={"rows": "jeffreys"}``, ``--prior rows=jeffreys``) K comes from the data, as
+:func:`resolve` passes the model's K to :func:`parse`.
 
 Examples
 --------
 >>> from bayescm import priors
->>> priors.parse("beta:20,4")
-Beta(20, 4)
+>>> priors.parse("beta:20,4"), priors.parse("jeffreys", k=3)
+(Beta(20, 4), Dirichlet(0.5, 0.5, 0.5))
 >>> priors.coerce((2, 3))
 Beta(2, 3)
 """
@@ -40,20 +48,32 @@ __all__ = ["check_names", "coerce", "named", "parse", "resolve", "to_attrs"]
 _KINDS: dict[str, type] = {"beta": Beta, "dirichlet": Dirichlet, "gamma": Gamma,
                            "normal": Normal, "halfnormal": HalfNormal}
 _HOW = {
-    "beta": ("bayescm.priors.Beta(a, b), a string 'beta:a,b', a pair (a, b), "
-             "scipy.stats.beta(a, b) or pymc_extras Prior('Beta', alpha=a, beta=b)"),
-    "dirichlet": ("bayescm.priors.Dirichlet((a1, ..., ak)), a string 'dirichlet:a1,...,ak', "
-                  "a sequence of k concentrations or pymc_extras Prior('Dirichlet', a=[...])"),
-    "gamma": ("bayescm.priors.Gamma(alpha, beta), a pair (alpha, beta), "
-              "scipy.stats.gamma(alpha, scale=1 / beta) or pymc_extras "
+    "beta": ("bayescm.priors.Beta(a, b), a string such as 'beta:a,b' or 'jeffreys' "
+             "(bayescm.priors.parse), a pair (a, b), scipy.stats.beta(a, b) or pymc_extras "
+             "Prior('Beta', alpha=a, beta=b)"),
+    "dirichlet": ("bayescm.priors.Dirichlet((a1, ..., ak)), a string such as "
+                  "'dirichlet:a1,...,ak' or 'jeffreys' (bayescm.priors.parse), a sequence of "
+                  "k concentrations or pymc_extras Prior('Dirichlet', a=[...])"),
+    "gamma": ("bayescm.priors.Gamma(alpha, beta), a string 'gamma:alpha,beta', a pair "
+              "(alpha, beta), scipy.stats.gamma(alpha, scale=1 / beta) or pymc_extras "
               "Prior('Gamma', alpha=alpha, beta=beta)"),
+}
+# what to write, per family, when a text cannot be read (parse's grammar)
+_FORMS = {
+    "beta": ("beta:a,b, flat, jeffreys, perks, mean:m;weight:w, elicit:mode,lower,prob "
+             "(P(X > lower) = prob), elicit_upper:mode,upper,prob or pert:minimum,mode,maximum"),
+    "dirichlet": ("dirichlet:c (all equal), dirichlet:a1,...,aK, flat, jeffreys, perks, "
+                  "mean:m1,...,mK;weight:w (expected proportions worth w cases); for the rows "
+                  "also dirichlet:row1;...;rowK, mean:row1;...;rowK;weight:w or "
+                  "diagonal:correct,wrong"),
+    "gamma": "gamma:alpha,beta (shape, rate)",
 }
 
 _HOW.update(_NORMAL_HOW)
 
 
 def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
-           matrix: bool = False) -> Prior:
+           matrix: bool = False, k: int | None = None) -> Prior:
     """Turn any accepted prior into a :class:`Beta`, :class:`Dirichlet` or :class:`Gamma`.
 
     The one place where priors are read; every builder and function that takes
@@ -65,7 +85,7 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
         One of
 
         * bayescm's own specs: :class:`Beta`, :class:`Dirichlet`, :class:`Gamma`;
-        * a string ``"beta:a,b"`` or ``"dirichlet:a1,...,ak"``;
+        * a string of :func:`parse`'s grammar (``"beta:a,b"``, ``"jeffreys"``, ...);
         * a ``pymc_extras.prior.Prior`` (or any object with a ``distribution``
           name and a ``parameters`` mapping): ``Prior("Beta", alpha=, beta=)`` or
           ``Prior("Beta", mu=, sigma=)``, ``Prior("Dirichlet", a=)``,
@@ -84,6 +104,8 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
     matrix
         The parameter is made of rows, each a Dirichlet, and takes a K×K matrix
         Dirichlet (``rows`` of ``multiclass_rows``); otherwise a matrix is an error.
+    k
+        The number of categories, for texts that do not list them (:func:`parse`).
 
     Raises
     ------
@@ -98,7 +120,7 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
     """
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)} or None, got {kind!r}.")
-    out = _coerce_any(spec, kind, name)
+    out = _coerce_any(spec, kind, name, k)
     if isinstance(out, Dirichlet) and len(out.shape) == 2 and not matrix:
         raise PriorError(
             f"The prior for {name!r} is a {out.shape[0]}×{out.shape[1]} matrix {out!r}; only a "
@@ -112,15 +134,15 @@ def coerce(spec: Any, *, kind: str | None = None, name: str = "the parameter",
     return out
 
 
-def _coerce_any(spec: Any, kind: str | None, name: str) -> Prior:
+def _coerce_any(spec: Any, kind: str | None, name: str, k: int | None) -> Prior:
     how = _HOW[kind or "beta"]
     if isinstance(spec, tuple(_KINDS.values())):
         return spec
+    if isinstance(spec, str):
+        return parse(spec, k=k, kind=kind, name=name)
     scale = _read_normal(spec, kind, name)  # Normal / HalfNormal (bayescm.priors.normal)
     if scale is not None:
         return scale
-    if isinstance(spec, str):
-        return parse(spec)
     dist = getattr(spec, "distribution", None)
     params = getattr(spec, "parameters", None)
     if isinstance(dist, str) and isinstance(params, Mapping):  # pymc_extras Prior
@@ -270,7 +292,7 @@ def named(
     out = {}
     for key, default in defaults.items():
         kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
-        out[key] = coerce(given.get(key, default), kind=kind, name=key)
+        out[key] = coerce(given.get(key, default), kind=kind, name=key, k=_size(default))
         if proper and not out[key].proper:
             raise PriorError(
                 f"{where}: the prior for {key!r} must be proper (positive parameters), got "
@@ -279,19 +301,127 @@ def named(
     return out
 
 
-def parse(text: str) -> Prior:
-    """Parse ``"beta:a,b"`` or ``"dirichlet:a1,a2,a3,a4"`` (case-insensitive)."""
-    kind, _, rest = text.strip().partition(":")
+def parse(text: str, *, k: int | None = None, kind: str | None = None,
+          name: str = "the parameter") -> Prior:
+    r"""Read a prior written as text: the one grammar of Python, the CLI and the app.
+
+    ======================================  ===============================================
+    text (family name in any case)          prior
+    ======================================  ===============================================
+    ``beta:a,b``                            ``Beta(a, b)``
+    ``gamma:alpha,beta``                    ``Gamma(alpha, beta)`` (shape, rate)
+    ``normal:mu,sigma``                     ``Normal(mu, sigma)``; ``halfnormal:sigma``
+    ``dirichlet:a1,...,aK``                 ``Dirichlet((a1, ..., aK))``
+    ``dirichlet:c``                         ``Dirichlet.symmetric(K, c)``: c for every one
+    ``dirichlet:row1;...;rowK``             a K×K row prior (``rows`` of multiclass_rows)
+    ``flat``, ``jeffreys``, ``perks``       for a rate ``Beta.flat()`` (1, 1),
+                                            ``Beta.jeffreys()`` (1/2, 1/2), ``Beta.perks()``;
+                                            else ``Dirichlet.flat(K)`` (1 each),
+                                            ``.jeffreys(K)`` (1/2), ``.perks(K)`` (1/K)
+    ``mean:m;weight:w``                     ``beta_from_mean(m, w)``: Beta(w m, w (1 - m))
+    ``mean:m1,...,mK;weight:w``             ``dirichlet_from_mean``: alpha = w m (K mean rows
+                                            ``mean:row1;...;rowK;weight:w`` for the rows)
+    ``diagonal:correct,wrong``              ``Dirichlet.diagonal(K, correct=, wrong=)``
+    ``elicit:mode,lower,prob``              ``elicit_beta(mode=, lower=, prob=)``:
+                                            :math:`P(X > lower) = prob`
+    ``elicit_upper:mode,upper,prob``        ``elicit_beta(mode=, upper=, prob=)``
+    ``pert:minimum,mode,maximum``           ``beta_pert(minimum, mode, maximum)``
+    ======================================  ===============================================
+
+    Spaces are ignored.  Whether a text fits the parameter (a Dirichlet's length, a
+    matrix for a parameter of rows, propriety with the data) is checked where the
+    prior is used (:func:`resolve`, the model).  ``k`` is K for the texts that do not
+    list K numbers (as a model's prior, the model supplies it: :func:`resolve`);
+    ``kind`` (``"beta"``, ``"dirichlet"``, ...) the family the parameter requires: the
+    presets read as it, another family is an error; ``name`` is for messages.
+
+    Raises
+    ------
+    PriorError
+        For a text outside the grammar, numbers that are not numbers, a form that
+        needs K without ``k``, or a prior of another family than ``kind``.
+
+    Examples
+    --------
+    >>> parse("beta:20,4"), parse("jeffreys", kind="beta"), parse("dirichlet:0.1", k=3)
+    (Beta(20, 4), Beta(0.5, 0.5), Dirichlet(0.1, 0.1, 0.1))
+    >>> parse("mean:0.5,0.3,0.2;weight:20"), parse("diagonal:8,1", k=2)
+    (Dirichlet(10, 6, 4), Dirichlet([[8, 1], [1, 8]]))
+    """
+    if not isinstance(text, str):
+        raise PriorError(f"The prior of {name} as text must be a string, got "
+                         f"{type(text).__name__}.")
+    if kind is not None and kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)} or None, got {kind!r}.")
+    head, _, rest = text.strip().partition(":")
+    head = head.strip().lower()
+    out = _read_text(head, rest, text, k, kind, name)
+    if out is None:
+        forms = _FORMS.get(kind) if kind else "; ".join(_FORMS.values())
+        raise PriorError(f"Cannot read the prior of {name} ({text!r}): write "
+                         f"{forms or _HOW[kind]}.")
+    if kind is not None and not isinstance(out, _KINDS[kind]):
+        raise PriorError(f"The prior for {name!r} must be a {_KINDS[kind].__name__}, got "
+                         f"{out!r} from {text!r}: write {_FORMS.get(kind) or _HOW[kind]}.")
+    return out
+
+
+def _read_text(head: str, rest: str, text: str, k: int | None, kind: str | None,
+               name: str) -> Prior | None:
+    """The prior of one text (:func:`parse`'s table), or None outside the grammar."""
+    from bayescm.priors import elicitation  # scipy.optimize: imported when used
+
+    if head in ("normal", "halfnormal"):
+        return _read_normal(text, None, name)
+    if head in ("flat", "jeffreys", "perks") and not rest.strip():
+        return (getattr(Beta, head)() if kind == "beta"
+                else getattr(Dirichlet, head)(_needs_k(k, text, name)))
+    parts = [p for p in rest.split(";") if p.strip()]
+    weight = None
+    if head == "mean" and parts and parts[-1].partition(":")[0].strip().lower() == "weight":
+        weight = _numbers(parts.pop().partition(":")[2], text, name)
+    rows = [_numbers(p, text, name) for p in parts]
+    one = rows[0] if len(rows) == 1 else []
+    if head in ("beta", "gamma") and len(one) == 2:
+        return (Beta if head == "beta" else Gamma)(*one)
+    if head == "dirichlet" and rows and all(rows):
+        if len(one) == 1:
+            return Dirichlet.symmetric(_needs_k(k, text, name), one[0])
+        return Dirichlet(one if one else rows)
+    if head == "diagonal" and len(one) == 2:
+        return Dirichlet.diagonal(_needs_k(k, text, name), correct=one[0], wrong=one[1])
+    if head == "mean" and rows and all(rows) and weight is not None and len(weight) == 1:
+        if len(one) == 1:
+            return elicitation.beta_from_mean(one[0], weight[0])
+        return elicitation.dirichlet_from_mean(one if one else rows, weight[0])
+    forms = {"elicit": ("mode", "lower", "prob"), "elicit_upper": ("mode", "upper", "prob")}
+    if head in forms and len(one) == 3:
+        return elicitation.elicit_beta(**dict(zip(forms[head], one, strict=True)))
+    if head == "pert" and len(one) == 3:
+        return elicitation.beta_pert(*one)
+    return None
+
+
+def _numbers(part: str, text: str, name: str) -> list[float]:
     try:
-        values = [float(x) for x in rest.replace(" ", "").split(",") if x]
-    except ValueError as err:
-        raise PriorError(f"Cannot read numbers in prior {text!r}.") from err
-    kind = kind.lower()
-    if kind == "beta" and len(values) == 2:
-        return Beta(*values)
-    if kind == "dirichlet" and values:
-        return Dirichlet(tuple(values))
-    raise PriorError(f"Cannot parse prior {text!r}; write 'beta:a,b' or 'dirichlet:a1,...'.")
+        return [float(x) for x in part.split(",") if x.strip()]
+    except ValueError:
+        raise PriorError(f"Cannot read the numbers of the prior of {name} ({text!r}).") from None
+
+
+def _needs_k(k: int | None, text: str, name: str) -> int:
+    if k is None:
+        raise PriorError(
+            f"The prior {text!r} of {name} does not say over how many categories: give K, "
+            f"e.g. bayescm.priors.parse({text!r}, k=3), or pass the text as a model's prior "
+            f"(priors={{'rows': {text!r}}}, --prior rows={text.strip()}), where the data give "
+            "K; for a rate write kind='beta' (or beta:a,b).")
+    return k
+
+
+def _size(default: Prior) -> int | None:
+    """The number of categories of a Dirichlet default (what texts without K take)."""
+    return default.shape[-1] if isinstance(default, Dirichlet) else None
 
 
 def resolve(
@@ -315,6 +445,9 @@ def resolve(
     matched to the labels (:func:`match_rows`) and kept unlabelled, in their order.
     """
     base = dict(defaults(model) if base is None else base)
+    if overrides is not None and (not isinstance(overrides, Mapping)
+                                  or hasattr(overrides, "parameters")):
+        check_names(overrides, base, where=model)  # its message: pass {name: prior}
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(base))
     if unknown:
@@ -328,16 +461,18 @@ def resolve(
         names = list(units.get(key, classifiers))
         spec = overrides.get(key, default)
         kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
+        size = _size(default)
         if isinstance(spec, Mapping) and not hasattr(spec, "distribution"):
             bad = sorted(set(map(str, spec)) - set(names))
             if bad:
                 raise PriorError(
                     f"Prior for {key!r} names {bad}, which are not in the data ({names})."
                 )
-            per = [coerce(spec.get(c, default), kind=kind, name=key, matrix=key in matrices)
-                   for c in names]
+            per = [coerce(spec.get(c, default), kind=kind, name=key, matrix=key in matrices,
+                          k=size) for c in names]
         else:
-            per = [coerce(spec, kind=kind, name=key, matrix=key in matrices)] * len(names)
+            per = [coerce(spec, kind=kind, name=key, matrix=key in matrices, k=size)
+                   ] * len(names)
         if key in matrices:
             per = [Dirichlet(_as_tuple(match_rows(p, matrices[key], name=key)),
                              elicited=p.elicited, rationale=p.rationale)

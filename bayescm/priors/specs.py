@@ -84,6 +84,25 @@ class Beta(_TwoParameter):
     (True, 'Se of the assay in an earlier labelled study')
     """
 
+    @classmethod
+    def flat(cls) -> Beta:
+        """Beta(1, 1): uniform (Bayes–Laplace); :meth:`Dirichlet.flat` at K = 2.
+
+        >>> Beta.flat(), Beta.jeffreys(), Beta.perks()
+        (Beta(1, 1), Beta(0.5, 0.5), Beta(0.5, 0.5))
+        """
+        return cls(1.0, 1.0, elicited="Beta.flat()")
+
+    @classmethod
+    def jeffreys(cls) -> Beta:
+        """Beta(1/2, 1/2): Jeffreys' prior for a binomial rate."""
+        return cls(0.5, 0.5, elicited="Beta.jeffreys()")
+
+    @classmethod
+    def perks(cls) -> Beta:
+        """Beta(1/2, 1/2): Perks' prior (1/K per category at K = 2; equals Jeffreys')."""
+        return cls(0.5, 0.5, elicited="Beta.perks()")
+
 
 @dataclass(frozen=True)
 class Dirichlet:
@@ -199,11 +218,42 @@ class Dirichlet:
         return cls._symmetric(k, 1.0 / k if _is_count(k) and k > 0 else 0.0, "perks")
 
     @classmethod
-    def _symmetric(cls, k: int, a: float, preset: str) -> Dirichlet:
+    def weighted(cls, k: int, total: float) -> Dirichlet:
+        r"""Dirichlet(w/K, ..., w/K): ``total`` = w pseudo-observations spread evenly.
+
+        The prior weight is the same at every K: ``weighted(k, 2)`` is Beta(1, 1)'s
+        two pseudo-observations (the K-class defaults of ``multiclass_rows``), and
+        ``flat(k)``, ``jeffreys(k)`` and ``perks(k)`` are ``total`` = K, K/2 and 1.
+        Each component is a priori :math:`\mathrm{Beta}(w/K,\ w (K-1)/K)`.
+
+        >>> Dirichlet.weighted(4, 2), Dirichlet.weighted(2, 2) == Dirichlet.flat(2)
+        (Dirichlet(0.5, 0.5, 0.5, 0.5), True)
+        """
+        if (not isinstance(total, int | float | np.integer | np.floating)
+                or isinstance(total, bool) or not math.isfinite(total) or total <= 0):
+            raise PriorError(f"Dirichlet.weighted(k, total) needs a total weight > 0 (pseudo-"
+                             f"observations), got {total!r}.")
+        if not _is_count(k) or k < 2:
+            raise PriorError(f"Dirichlet.weighted(k, total) needs the number of categories "
+                             f"k >= 2 (an integer), got {k!r}.")
+        return cls((float(total) / int(k),) * int(k),
+                   elicited=f"Dirichlet.weighted({int(k)}, total={float(total):g})")
+
+    @classmethod
+    def symmetric(cls, k: int, concentration: float) -> Dirichlet:
+        """Dirichlet(c, ..., c) over K categories (``"dirichlet:c"`` in the grammar).
+
+        >>> Dirichlet.symmetric(3, 0.1)
+        Dirichlet(0.1, 0.1, 0.1)
+        """
+        return cls._symmetric(k, concentration, "symmetric", f", {concentration!r}")
+
+    @classmethod
+    def _symmetric(cls, k: int, a: float, preset: str, extra: str = "") -> Dirichlet:
         if not _is_count(k) or k < 2:
             raise PriorError(f"Dirichlet.{preset}(k) needs the number of categories k >= 2 (an "
                              f"integer), got {k!r}.")
-        return cls((a,) * int(k), elicited=f"Dirichlet.{preset}({int(k)})")
+        return cls((a,) * int(k), elicited=f"Dirichlet.{preset}({int(k)}{extra})")
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -99,14 +99,24 @@ class Report:
         return "\n".join(lines)
 
 
+SUFFIXES = {"html": (".html", ".htm"), "markdown": (".md", ".markdown")}
+"""The suffixes of each format; a path without a suffix or ending in ``.txt`` takes
+either, any other suffix (``.pdf``, ``.docx``, ...) is refused, not written as text."""
+
+
 def _format(path: Path | None, format: str | None) -> str:
-    if format is None:
-        return "markdown" if path is not None and path.suffix.lower() in (
-            ".md", ".markdown") else "html"
-    if format not in FORMATS:
+    if format is not None and format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS} (or None: from the file's suffix, "
                          f".md for Markdown), got {format!r}.")
-    return format
+    suffix = "" if path is None else path.suffix.lower()
+    found = next((f for f, ends in SUFFIXES.items() if suffix in ends), None)
+    if suffix not in ("", ".txt") and (found is None or format not in (None, found)):
+        what = f"a {format} report" if format else "a report"
+        raise ValueError(
+            f"Cannot write {what} to {str(path)!r}: bcm.report writes HTML (.html, .htm) or "
+            f"Markdown (.md, .markdown), and a {suffix} file would hold text its readers "
+            "cannot open. Save it as .html (a browser prints it to PDF) or .md.")
+    return format or found or "html"
 
 
 def report(
@@ -134,10 +144,12 @@ def report(
     idata
         A result of :func:`bayescm.fit` (or :func:`bayescm.load`).
     path
-        Where to write the report; None returns it without writing.
+        Where to write the report (``.html``/``.htm``, ``.md``/``.markdown``, ``.txt``
+        or no suffix; another suffix such as ``.pdf`` is an error, not HTML in a PDF);
+        None returns it without writing.
     format
         ``"html"`` or ``"markdown"``; default from the suffix of ``path`` (``.md``,
-        ``.markdown``: Markdown; anything else HTML).
+        ``.markdown``: Markdown; else HTML).
     sensitivity
         The result of :func:`bayescm.analysis.prior_sensitivity` (anything with
         ``to_frame()``) or a DataFrame; without it the section is listed as missing.

@@ -116,13 +116,18 @@ def format_frame(frame: pd.DataFrame, *, index: bool = True) -> pd.DataFrame:
 
 
 def figure_png(draw: Callable[[Any], None], *, size: tuple[float, float]) -> bytes:
-    """A PNG of a matplotlib figure drawn by ``draw(fig)`` (Agg; no pyplot state)."""
+    """A PNG of a matplotlib figure drawn by ``draw(fig)`` (Agg; no pyplot state).
+
+    Text is drawn as written: names are the user's (a classifier called ``"$5 or $"``),
+    never TeX, so mathtext is off for the figure (``text.parse_math``)."""
+    import matplotlib
     from matplotlib.figure import Figure as MplFigure
 
-    fig = MplFigure(figsize=size, dpi=100, layout="constrained")
-    draw(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig = MplFigure(figsize=size, dpi=100, layout="constrained")
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
@@ -258,34 +263,42 @@ def render_html(title: str, intro: Sequence[Block], sections: Sequence[Section],
 
 
 # -- Markdown -----------------------------------------------------------------------------
+def _md(text: Any) -> str:
+    """Text as Markdown shows it, never as HTML: Markdown passes raw HTML through, so a
+    name such as ``<script>`` is written with entities (``&lt;script>``)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;")
+
+
 def _md_cell(v: Any) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return _md(v).replace("|", "\\|").replace("\n", " ")
 
 
 def _md_block(b: Block) -> str:
     if isinstance(b, Missing):
-        return f"> **{b.text}**"
+        return f"> **{_md(b.text)}**"
     if isinstance(b, Text):
-        return b.text
+        return _md(b.text)
     if isinstance(b, Table):
         f = b.frame
-        lines = [f"**{b.caption}**", ""] if b.caption else []
+        lines = [f"**{_md(b.caption)}**", ""] if b.caption else []
         lines.append("| " + " | ".join(_md_cell(c) for c in f.columns) + " |")
         lines.append("|" + "|".join("---" for _ in f.columns) + "|")
         lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |"
                   for row in f.itertuples(index=False)]
         return "\n".join(lines)
     if isinstance(b, Figure):
-        return f"![{b.caption}]({_data_uri(b.png)})\n\n*{b.caption}*"
-    return "\n".join(f"- {i}" for i in b.items)
+        caption = _md(b.caption)
+        return f"![{caption.replace(']', '')}]({_data_uri(b.png)})\n\n*{caption}*"
+    return "\n".join(f"- {_md(i)}" for i in b.items)
 
 
 def render_markdown(title: str, intro: Sequence[Block], sections: Sequence[Section]) -> str:
-    """The report as Markdown (figures inline as data URIs; anchors as ``<a id>``)."""
-    out = [f"# {title}", *map(_md_block, intro)]
-    out.append("\n".join(f"{i}. [{s.title}](#{s.id}) ({s.status})"
+    """The report as Markdown (figures inline as data URIs; anchors as ``<a id>``); the
+    text is escaped so that no HTML in a name or note reaches the reader (:func:`_md`)."""
+    out = [f"# {_md(title)}", *map(_md_block, intro)]
+    out.append("\n".join(f"{i}. [{_md(s.title)}](#{s.id}) ({s.status})"
                          for i, s in enumerate(sections, 1)))
     for i, s in enumerate(sections, 1):
-        out.append(f'<a id="{s.id}"></a>\n\n## {i}. {s.title} ({s.status})')
+        out.append(f'<a id="{s.id}"></a>\n\n## {i}. {_md(s.title)} ({s.status})')
         out += [_md_block(b) for b in s.blocks]
     return "\n\n".join(out) + "\n"

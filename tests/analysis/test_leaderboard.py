@@ -294,3 +294,48 @@ def test_repr_and_html():
     assert "prize_share" in text and "... 2 more" in text and "s11" in text
     html = board._repr_html_()
     assert "<table" in html and "Rank probabilities" in html and "first 10 rows" in html
+
+
+# -- issue 25: classifiers scored on one test set ----------------------------------------
+def test_one_test_set_is_noted_and_warned_about_only_where_pairing_could_decide():
+    """Same class sizes: the leaderboard says it ranks them as independent and points to
+    compare_paired (a note in the result, its repr and to_frame); it warns only where
+    the most favourable pairing of the counts would settle an order the independent
+    ranking leaves open."""
+    import warnings
+
+    from bayescm.analysis.leaderboard import DECISIVE, NotedLeaderboard, SameCasesWarning
+
+    close = bcm.ConfusionMatrix(tp=[45, 41, 30], fn=[5, 9, 20], fp=[3, 4, 9],
+                                tn=[47, 46, 41], classifier=["a", "b", "c"])
+    with pytest.warns(SameCasesWarning, match="compare_paired") as caught:
+        board = leaderboard(close, "acc", random_seed=1)
+    assert isinstance(board, NotedLeaderboard) and isinstance(board, Leaderboard)
+    assert "compare_paired" in board.note and "independent" in board.note
+    assert "Note:" in repr(board) and board.to_frame().attrs["note"] == board.note
+    assert "'a' and 'b'" in str(caught[0].message)
+    # the warning's claim: paired as favourably as the counts allow, P(a better) >= 0.95
+    counts = pd.DataFrame({"11": [41, 46], "10": [4, 1], "01": [0, 0], "00": [5, 3]},
+                          index=["positive", "negative"])
+    paired = bcm.analysis.paired.paired_binary(counts, "acc", draws=4000, random_seed=1)
+    assert paired.probability >= DECISIVE > board.summary.loc["a", "p_best"]
+    # far apart: settled either way, a note and no warning
+    apart = bcm.ConfusionMatrix(tp=[45, 20], fn=[5, 30], fp=[3, 20], tn=[47, 30],
+                                classifier=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SameCasesWarning)
+        noted = leaderboard(apart, "acc", random_seed=1)
+    assert isinstance(noted, NotedLeaderboard)
+    # different test sets: neither
+    other = bcm.ConfusionMatrix(tp=[45, 41], fn=[5, 10], fp=[3, 4], tn=[47, 46],
+                                classifier=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SameCasesWarning)
+        plain = leaderboard(other, "acc", random_seed=1)
+    assert type(plain) is Leaderboard and "Note" not in repr(plain)
+    # K classes with the same class sizes: the note
+    mc = bcm.MulticlassConfusionMatrix(
+        [[[50, 3, 2], [4, 40, 6], [1, 2, 30]], [[45, 8, 2], [6, 38, 6], [3, 2, 28]]],
+        labels=["cat", "dog", "bird"], classifier=["a", "b"])
+    assert "compare_paired" in leaderboard(mc, "f1_macro", random_seed=1).note
+    assert "compare_paired" in bcm.analysis.leaderboard.__doc__

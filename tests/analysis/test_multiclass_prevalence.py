@@ -140,9 +140,10 @@ def test_dirichlet_prevalence_and_a_confusion_matrix():
     dist = stats.dirichlet(alpha)
     se = np.sqrt(dist.var() / n)
     assert np.all(np.abs(pi.mean(("chain", "draw")).values - dist.mean()) < 4 * se)
-    # recall of a MulticlassConfusionMatrix: Beta(1 + C_kk, K - 1 + r_k - C_kk) (flat rows)
-    r = TABLE.sum(axis=1)
-    beta = stats.beta(1 + np.diag(TABLE), 2 + r - np.diag(TABLE))
+    # recall of a MulticlassConfusionMatrix under the default rows Dirichlet(2/K):
+    # Beta(2/K + C_kk, 2 (K - 1)/K + r_k - C_kk)
+    r, k = TABLE.sum(axis=1), len(LABELS)
+    beta = stats.beta(2 / k + np.diag(TABLE), 2 * (k - 1) / k + r - np.diag(TABLE))
     recall = out["tpr"].rename({"class": "actual"})
     assert np.all(np.abs(recall.mean(("chain", "draw")).values - beta.mean())
                   < 4 * beta.std() / np.sqrt(n))

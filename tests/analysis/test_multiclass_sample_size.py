@@ -48,13 +48,15 @@ def beta_rate_reference(trials: int, a0: float, b0: float, draws: int, target: f
 
 
 @pytest.mark.parametrize("model, metric, label, trials, a0, b0", [
-    # multiclass_cells: acc = sum of the K diagonal cells of Dirichlet(1 + C) over K^2
-    # cells, exactly Beta(K + correct, K^2 - K + wrong); correct ~ Binomial(N, 0.8)
-    # because every class has recall 0.8 (whatever the class sizes)
-    ("multiclass_cells", "acc", None, 150, K, K * K - K),
-    # multiclass_rows: bird's recall is Beta(1 + C_kk, K - 1 + n_k - C_kk) with its
-    # n_k = 0.2 * 150 = 30 cases fixed by the test-set shares
-    ("multiclass_rows", "tpr", 2, 30, 1, K - 1),
+    # multiclass_cells: acc = sum of the K diagonal cells of Dirichlet(4/K^2 + C) over K^2
+    # cells (the default: four pseudo-cases), exactly Beta(4/K + correct, 4 (K - 1)/K +
+    # wrong); correct ~ Binomial(N, 0.8) because every class has recall 0.8 (whatever the
+    # class sizes)
+    ("multiclass_cells", "acc", None, 150, 4 / K, 4 * (K - 1) / K),
+    # multiclass_rows: bird's recall is Beta(2/K + C_kk, 2 (K - 1)/K + n_k - C_kk) (the
+    # default row: two pseudo-cases) with its n_k = 0.2 * 150 = 30 cases fixed by the
+    # test-set shares
+    ("multiclass_rows", "tpr", 2, 30, 2 / K, 2 * (K - 1) / K),
 ])
 def test_expected_width_and_assurance_match_the_exact_beta_posterior(model, metric, label,
                                                                       trials, a0, b0):
@@ -77,7 +79,8 @@ def test_expected_width_and_assurance_match_the_exact_beta_posterior(model, metr
 
 
 def test_two_classes_agree_with_the_binary_plan():
-    # K = 2 rows with flat priors is the three-Beta model: pilot posterior, binomial
+    # K = 2 rows with its default priors (Dirichlet(1, 1): Beta(1, 1)) is the three-Beta
+    # model: pilot posterior, binomial
     # class counts and the analysis of each study are the same in distribution
     cm = bcm.ConfusionMatrix(tp=40, fn=10, fp=8, tn=42)
     mc = bcm.MulticlassConfusionMatrix.from_binary(cm)

@@ -3,6 +3,7 @@ joint-outcome model against brute force and closed forms, its errors, and the
 calibration of its intervals when the two classifiers' errors are correlated."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.metrics import confusion_matrix
@@ -326,3 +327,25 @@ def test_paired_intervals_calibrate():
           + format_study(flat, 400, 0.9))
     assert stats.binomtest(flat["acc", "paired"]["hits"], 400, 0.9,
                            alternative="less").pvalue < 1e-3
+
+
+def test_the_result_names_a_and_b():
+    """Issue 25: compare_paired never named A and B.  The result does (``.a``, ``.b``),
+    its repr and ``to_frame`` do; the names come from ``names=`` or the Series."""
+    rng = np.random.default_rng(9)
+    y = rng.integers(0, 2, 200)
+    rf = pd.Series(np.where(rng.random(200) < 0.1, 1 - y, y), name="forest")
+    lr = pd.Series(np.where(rng.random(200) < 0.25, 1 - y, y), name="logistic")
+    res = compare_paired(y, rf, lr, "acc", draws=500, random_seed=1)
+    assert (res.a, res.b) == ("forest", "logistic")
+    assert "A = 'forest', B = 'logistic'" in repr(res)
+    assert res.to_frame()[["a", "b"]].iloc[0].tolist() == ["forest", "logistic"]
+    assert isinstance(res, bcm.analysis.Comparison) and res.design == "paired"
+    named = compare_paired(y, rf.to_numpy(), lr.to_numpy(), "f1_macro", draws=500,
+                           names=("rf", "lr"))
+    assert (named.a, named.b) == ("rf", "lr") and "A = 'rf'" in repr(named)
+    plain = compare_paired(y, rf.to_numpy(), lr.to_numpy(), "acc", draws=500, random_seed=1)
+    assert (plain.a, plain.b) == ("A", "B")
+    np.testing.assert_array_equal(plain.difference.values, res.difference.values)  # same draws
+    with pytest.raises(ValueError, match="names"):
+        compare_paired(y, rf, lr, "acc", names=("only one",))

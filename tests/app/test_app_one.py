@@ -355,3 +355,30 @@ def test_download_buttons_with_nothing_to_serve_are_disabled():
     assert page.analysis is None and all(b.disabled for b in page.downloads)
     page.state.tn = 6
     assert not by_name["summary.csv"].disabled and by_name["sample_size.csv"].disabled
+
+
+def test_the_page_shows_the_exact_cocaine_rates_as_the_cli_and_the_readme(capsys):
+    """Prevalence, TPR and TNR are shown from their Beta posteriors: the same numbers as
+    `bayescm summarize --json` (to the page's three decimals, whatever the draws or the
+    seed) and the README's "TPR 89–100%, TNR 43–95%"."""
+    import json
+    import pathlib
+
+    from bayescm import cli
+
+    page = OneClassifier()
+    shown = _numbers(page.results.object)
+    assert cli.main(["summarize", *(f"--{c}={v}" for c, v in logic.EXAMPLE.items()), "--json",
+                     "--metrics", "tpr,tnr", "--seed", "9"]) == 0
+    out = json.loads(capsys.readouterr().out)["metrics"]
+    for metric in ("tpr", "tnr"):
+        for end in ("lower", "upper"):
+            assert shown[f"{metric}-hdi-{end}"] == f"{out[metric][f'hdi_{end}']:.3f}"
+    assert (shown["tnr-hdi-lower"], shown["tnr-hdi-upper"]) == ("0.432", "0.946")
+    rows = logic.table_rows(page.analysis.table)
+    assert rows.loc["tnr", "exact"] and not rows.loc["bm", "exact"]
+    assert rows.loc["bm", "mcse_hdi_lower"] > 0
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = ", ".join(f"{m.upper()} {100 * out[m]['hdi_lower']:.0f}–"
+                     f"{100 * out[m]['hdi_upper']:.0f}%" for m in ("tpr", "tnr"))
+    assert said == "TPR 89–100%, TNR 43–95%" and said in readme

@@ -177,3 +177,48 @@ def test_messages_say_what_to_do() -> None:
     assert caught.value.field == "positive"
     assert "'sick' is not among the true labels (column y_true): ill, well." in \
         caught.value.message
+
+
+# -- issue 25, item 5: the columns read as the CLI reads them; empty files named ----------
+def test_a_truth_column_is_the_true_labels_not_a_fourth_classifier(cases) -> None:
+    frame = cases[["y_true", "A", "B"]].assign(C=cases["A"]).rename(
+        columns={"y_true": "truth"})
+    res = ul.analyse(ul.read_csv(_csv(frame)), ul.UploadState())
+    assert res.kind == "compare"  # labelled cases of A, B and C, not 4 unlabelled columns
+    assert list(res.tables["leaderboard"].index.sort_values()) == ["A", "B", "C"]
+    assert ul.columns(frame, ul.UploadState()).describe() == \
+        "true labels 'truth'; classifier(s) 'A', 'B', 'C'"
+
+
+def test_a_missing_truth_or_group_column_is_named_in_its_field(cases) -> None:
+    frame = ul.read_csv(_csv(cases[["y_true", "A", "B"]]))
+    for field, state, name in (("truth", ul.UploadState(truth="gold"), "'gold'"),
+                               ("group", ul.UploadState(group="sex, site"), "'sex', 'site'"),
+                               ("population", ul.UploadState(population="site"), "'site'")):
+        with pytest.raises(InputError) as caught:
+            ul.analyse(frame, state)
+        assert caught.value.field == field and name in caught.value.message
+        assert "y_true, A, B" in caught.value.message  # the columns there are
+    # no true-label column at all, and one classifier: the message says which it looked for
+    with pytest.raises(InputError) as caught:
+        ul.analyse(ul.read_csv(b"A\n1\n0"), ul.UploadState())
+    assert "y_true or truth" in caught.value.message and "the file has A" in \
+        caught.value.message
+
+
+def test_an_empty_file_gets_a_message() -> None:
+    for text in (b"", b"\n\n", b"\xef\xbb\xbf"):
+        with pytest.raises(InputError) as caught:
+            ul.read_csv(text)
+        assert caught.value.field == "file" and caught.value.message == ul.EMPTY
+    # the page: a browser sends an empty file as a file name without a value
+    from bayescm.app.pages.upload import Upload
+
+    page = Upload()
+    page.file.param.update(filename="cases.csv", value=_csv(pd.DataFrame(
+        {"y_true": [1, 0, 1], "A": [1, 0, 0]})))
+    assert page.result is not None and page.results.objects
+    page.file.param.update(filename="empty.csv", value=None)
+    assert page.notes["file"].text == ul.EMPTY
+    assert page.result is None and page.results.objects == []
+    assert "No analysis" in page.found.object

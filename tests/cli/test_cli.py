@@ -122,14 +122,16 @@ def _expected(mc, family, seed, metrics, hdi_prob):
 
 def _assert_json_equals_summary(out, table):
     """Every number of the CLI's JSON is the summary's (same data, seed, draws): the
-    closed form draws what fit(sampler="exact") draws for a seed, so they agree to the
-    float32 rounding of metric draws."""
+    closed form draws what fit(sampler="exact") draws for a seed (the same default
+    draws too), so they agree to rounding."""
     rows = 0
     for (clf, cls, key), row in table.iterrows():
         got = out["metrics"][clf][key]
         got = got[cls] if cls else got
         for col, value in row.items():
-            if np.isnan(value):  # undefined (a plug-in of a class without cases): null
+            if col in ("exact", "note"):  # a JSON boolean and a string
+                assert got[col] == value, (clf, cls, key, col)
+            elif not np.isfinite(value):  # undefined, or a mean that does not exist: null
                 assert got[col] is None, (clf, cls, key, col)
             else:
                 assert got[col] == pytest.approx(value, rel=1e-6, abs=1e-9), (clf, cls, key, col)
@@ -158,9 +160,10 @@ def test_summarize_matrix_json_equals_summary(capsys, family):
 
 
 def test_summarize_matrix_exact_marginals(capsys):
-    """Closed forms, independent of the sampler: under multiclass_rows (flat priors)
-    class a's recall is Beta(1 + C_aa, K - 1 + r_a - C_aa); under multiclass_cells
-    accuracy is Beta(K + sum_k C_kk, K^2 - K + n - sum_k C_kk).  Posterior means of
+    """Closed forms, independent of the sampler: under multiclass_rows (row prior b, the
+    default recorded in the output) class a's recall is Beta(b_a + C_aa, sum_{j != a} b_j
+    + r_a - C_aa); under multiclass_cells (prior alpha over the cells) accuracy is
+    Beta(sum_k alpha_kk + sum_k C_kk, the rest).  Posterior means of
     4,000 i.i.d. draws are within 4 standard errors (sd / sqrt(4000)) of the exact
     means, a bound missed with probability < 1e-4 per check."""
     from scipy import stats
@@ -168,15 +171,18 @@ def test_summarize_matrix_exact_marginals(capsys):
     k, n, diag = 3, sum(map(sum, COUNTS)), sum(COUNTS[i][i] for i in range(3))
     assert cli.main(["summarize", "--matrix", MATRIX, "--json", "--seed", "7",
                      "--metrics", "tpr"]) == 0
-    tpr = json.loads(capsys.readouterr().out)["metrics"]["cm"]["tpr"]
+    out = json.loads(capsys.readouterr().out)
+    tpr, b = out["metrics"]["cm"]["tpr"], _alpha(out["priors"]["rows"]["cm"])  # the default
     for i, label in enumerate(LABELS):
-        exact = stats.beta(1 + COUNTS[i][i], k - 1 + sum(COUNTS[i]) - COUNTS[i][i])
+        exact = stats.beta(b[i] + COUNTS[i][i], sum(b) - b[i] + sum(COUNTS[i]) - COUNTS[i][i])
         assert abs(tpr[label]["mean"] - exact.mean()) < 4 * exact.std() / np.sqrt(4000)
         assert tpr[label]["sd"] == pytest.approx(exact.std(), rel=0.1)  # sd of an sd: ~1.1%
     assert cli.main(["summarize", "--matrix", MATRIX, "--json", "--seed", "8",
                      "--metrics", "acc", "--model", "multiclass_cells"]) == 0
-    acc = json.loads(capsys.readouterr().out)["metrics"]["cm"]["acc"]
-    exact = stats.beta(k + diag, k * k - k + n - diag)
+    out = json.loads(capsys.readouterr().out)
+    acc, a = out["metrics"]["cm"]["acc"], _alpha(out["priors"]["theta"]["cm"])
+    on = sum(a[i * k + i] for i in range(k))
+    exact = stats.beta(on + diag, sum(a) - on + n - diag)
     assert abs(acc["mean"] - exact.mean()) < 4 * exact.std() / np.sqrt(4000)
     lo, hi = exact.interval(0.95)  # the HDI of this near-symmetric Beta is within 0.005
     assert acc["hdi_lower"] == pytest.approx(lo, abs=0.01)
@@ -184,9 +190,10 @@ def test_summarize_matrix_exact_marginals(capsys):
 
 
 def test_summarize_matrix_nuts(capsys):
-    """NUTS through the CLI: recall of 'bird' against its exact Beta(31, 5) posterior
-    (multiclass_rows, flat priors); 4 x 1000 draws with bulk ESS >= 400 give a Monte
-    Carlo standard error <= sd / 20, so 5 standard errors is sd / 4."""
+    """NUTS through the CLI: recall of 'bird' against its exact Beta posterior
+    (multiclass_rows, default priors: Beta(b + 30, rest + 3)); 4 x 1000 draws with bulk
+    ESS >= 400 give a Monte Carlo standard error <= sd / 20, so 5 standard errors is
+    sd / 4."""
     from scipy import stats
 
     argv = ["summarize", "--matrix", MATRIX, "--json", "--sampler", "nuts", "--seed", "3",
@@ -194,8 +201,15 @@ def test_summarize_matrix_nuts(capsys):
     assert cli.main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["engine"] == "bayescm-kernel" and out["convergence"]["ok"] is True
-    exact = stats.beta(1 + 30, 2 + 3)
+    b = _alpha(out["priors"]["rows"]["cm"])  # the default row prior, the same for every row
+    exact = stats.beta(b[2] + 30, b[0] + b[1] + 1 + 2)
     assert abs(out["metrics"]["cm"]["tpr"]["bird"]["mean"] - exact.mean()) < exact.std() / 4
+
+
+def _alpha(text):
+    """The concentrations of a recorded 1-d Dirichlet, e.g. 'Dirichlet(1, 1, 1)'."""
+    assert text.startswith("Dirichlet(") and "[" not in text
+    return [float(x) for x in text[len("Dirichlet("):-1].split(",")]
 
 
 def test_summarize_matrix_table(capsys):
@@ -293,7 +307,7 @@ def test_summarize_matrix_errors(capsys, argv, words):
 
 
 @pytest.mark.parametrize(("columns", "extra", "words"), [
-    ({"truth": ["a", "b"], "p": ["a", "b"]}, [], "are not in"),  # no y_true column
+    ({"label": ["a", "b"], "p": ["a", "b"]}, [], "no column of true labels"),
     ({"y_true": ["a", "b"], "p": ["a", ""]}, [], "no label in row 3"),
     ({"y_true": ["a", "b"], "p": ["a", "c"]}, ["--labels", "a,b"], "not in labels"),
     ({"y_true": ["a", "b"]}, [], "no column of predictions"),
@@ -304,3 +318,34 @@ def test_summarize_csv_errors(tmp_path, capsys, columns, extra, words):
     assert cli.main(["summarize", "--csv", str(path), *extra]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+# -- issue 25: exact rows, Monte Carlo errors, stable default draws, no fake means ----------
+def test_summarize_json_cocaine_is_exact_and_reports_the_missing_dor_mean(capsys):
+    """TNR ~ Beta(7, 3): its 95% HDI is [0.43237, 0.94576] exactly, from the CLI as from
+    bcm.summary; the DOR has no finite mean with fn = 0 (JSON null, and a note)."""
+    argv = ["summarize", "--tp", "26", "--fn", "0", "--fp", "2", "--tn", "6", "--json",
+            "--metrics", "tnr,mcc,dor", "--seed", "1"]
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    tnr = out["metrics"]["tnr"]
+    assert (tnr["hdi_lower"], tnr["hdi_upper"]) == pytest.approx((0.4324, 0.9458), abs=5e-4)
+    assert tnr["exact"] is True and tnr["note"] == "exact: Beta(7, 3)"
+    assert tnr["mcse_hdi_lower"] == tnr["mcse_hdi_upper"] == tnr["mcse_mean"] == 0
+    mcc = out["metrics"]["mcc"]
+    assert mcc["exact"] is False and 0 < mcc["mcse_hdi_lower"] < 0.002  # a million draws
+    assert out["draws"] == 250_000 and out["chains"] == 4
+    dor = out["metrics"]["dor"]
+    assert dor["mean"] is None and dor["sd"] is None
+    assert dor["note"].startswith("no finite mean") and dor["median"] > 0
+
+
+def test_summarize_text_shows_a_tiny_width_and_the_notes(capsys):
+    argv = ["summarize", "--tp", "1000000000", "--fn", "1", "--fp", "1", "--tn", "1000000000",
+            "--metrics", "acc,dor,tnr", "--draws", "1000", "--seed", "1"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("acc "))
+    width = line.split()[line.split().index("Accuracy") + 7]  # plug_in mean sd median lo hi w
+    assert width != "0.0000" and float(width) > 0
+    assert "tnr: exact: Beta(1e+09, 2)" in out

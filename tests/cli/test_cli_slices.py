@@ -111,11 +111,11 @@ def test_sliced_csv_with_an_empty_slice_is_flagged_in_the_text(tmp_path, capsys)
 
 
 @pytest.mark.parametrize(("argv", "words"), [
-    (["--groups", "sex", "site"], "2 columns of predictions"),
+    (["--groups", "sex", "site", "--labels", "0,1"], "--labels orders the classes"),
     (["--groups", "sex", "--classifiers", "pred", "--window", "7D"], "window= needs time="),
     (["--groups", "sex", "--classifiers", "pred", "--model", "multiclass_rows"],
      "does not take a sliced"),
-    (["--groups", "region", "--classifiers", "pred"], "['region'] are not in"),
+    (["--groups", "region", "--classifiers", "pred"], "No column 'region' (the groups)"),
     (["--time", "sex", "--window", "7D", "--classifiers", "pred"], "not a date"),
 ])
 def test_sliced_csv_errors_say_what_to_do(tmp_path, capsys, argv, words):

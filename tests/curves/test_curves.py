@@ -248,3 +248,21 @@ def test_bad_input_says_what_to_do():
         curves.roc(s, y, priors={"fpr": (0, 1)})
     with pytest.raises(ValueError, match="thresholds"):
         curves.roc(s, y, thresholds=[0.5, np.nan])
+
+
+def test_several_curves_on_one_axes_share_one_legend_entry_per_kind_of_line():
+    """Three ROC curves on one Axes gave 12 legend entries (curve, band, bars and the
+    chance line, each three times): now each curve once, band, bars and chance once."""
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([1, 0], 60)
+    _, ax = plt.subplots()
+    for i in range(3):
+        curves.roc(rng.normal(y * (i + 1) / 2, 1.0), y, draws=200, random_seed=i).plot(
+            ax=ax, label=f"model {i}")
+    labels = ax.get_legend_handles_labels()[1]
+    plt.close("all")
+    assert len(labels) == 6
+    assert sum(label.startswith("model") for label in labels) == 3
+    assert labels.count("chance") == 1

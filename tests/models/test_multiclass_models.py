@@ -250,11 +250,12 @@ def test_exact_marginals(batch):
                                      .values.ravel())
             tlo, thi = _hdi_tolerance(a, b, n)
             assert abs(float(slo) - lo) < tlo and abs(float(shi) - hi) < thi
-    cells = bcm.models.multiclass_cells(batch)
+    cells = bcm.models.multiclass_cells(batch)  # default: Dirichlet(4/9) on each of 9 cells
     post = bcm.fit(cells, metrics=["acc"], **kw).posterior
     for c, name in enumerate(batch.classifiers):
         diag = np.trace(TABLES[c])
-        a, b = 3 + diag, 6 + TABLES[c].sum() - diag
+        # acc | C ~ Beta(sum of the diagonal's alpha + C, the rest): 3 x 4/9 and 6 x 4/9
+        a, b = 3 * 4 / 9 + diag, 6 * 4 / 9 + TABLES[c].sum() - diag
         lo, hi = (float(v) for v in beta_hdi(a, b))
         slo, shi = bcm.stats.hdi(post["acc"].sel(classifier=name).values.ravel())
         tlo, thi = _hdi_tolerance(a, b, n)

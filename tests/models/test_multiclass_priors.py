@@ -88,20 +88,32 @@ def test_cells_prior_and_posterior_marginals_are_beta():
     assert p < 1e-12
 
 
-def test_cells_flat_and_balanced_priors_at_k10():
-    """Flat Dirichlet(1) over 100 cells: accuracy Beta(10, 90), prior mean 1/K, and the
-    card's example (20 cases per class, 18 right) has posterior mean 190/300; the
+def test_cells_default_flat_and_balanced_priors_at_k10():
+    """The default Dirichlet(4/K²) over 100 cells: accuracy Beta(4/K, 4(K - 1)/K) with the
+    card's sd, recall and precision Beta(4/K², 4(K - 1)/K²), prevalence Beta(4/K, ...), and
+    the card's example (20 cases per class, 18 right) has posterior mean 180.4/204.  The
+    flat Dirichlet(1): accuracy Beta(10, 90), prior mean 1/K, posterior mean 190/300; the
     balanced prior (1/2 on the diagonal, 1/(2(K - 1)) off it) gives Beta(K/2, K/2),
     Jeffreys recall and precision, uniform prevalence, and 185/210."""
     k, labels = 10, [f"c{i}" for i in range(10)]
     counts = np.full((k, k), 0) + np.diag(np.full(k, 18))
     counts[np.arange(k), (np.arange(k) + 1) % k] = 2
     cm = _cm(counts, labels)
-    flat = _draws(bcm.models.multiclass_cells(cm), "prior")
+    default = _draws(bcm.models.multiclass_cells(cm), "prior")
+    _is_beta(default["acc"], 4 / k, 4 * (k - 1) / k)
+    _mean_is(default["acc"], 1 / k)
+    _var_is(default["acc"], (k - 1) / (5 * k**2), rounding=2 * 0.134 * 0.0005)  # sd 0.134
+    _is_beta(default["tpr"][:, 2], 4 / k**2, 4 * (k - 1) / k**2)
+    _is_beta(default["ppv"][:, 2], 4 / k**2, 4 * (k - 1) / k**2)
+    _is_beta(default["theta"].sum(-1)[:, 3], 4 / k, 4 * (k - 1) / k)
+    _mean_is(_draws(bcm.models.multiclass_cells(cm), "posterior")["acc"], 180.4 / 204)
+    flat_prior = {"theta": Dirichlet.flat(k * k)}
+    flat = _draws(bcm.models.multiclass_cells(cm, priors=flat_prior), "prior")
     _is_beta(flat["acc"], 10, 90)
     _mean_is(flat["acc"], 1 / k)
     _is_beta(flat["theta"].sum(-1)[:, 3], k, k * (k - 1))  # prevalence pulled to 1/K
-    _mean_is(_draws(bcm.models.multiclass_cells(cm), "posterior")["acc"], 190 / 300)
+    _mean_is(_draws(bcm.models.multiclass_cells(cm, priors=flat_prior), "posterior")["acc"],
+             190 / 300)
     balanced = np.full((k, k), 1 / (2 * (k - 1)))
     np.fill_diagonal(balanced, 0.5)
     model = bcm.models.multiclass_cells(cm, priors={"theta": Dirichlet(balanced.ravel())})
@@ -141,18 +153,26 @@ def test_rows_prior_and_posterior_marginals():
                  b_sum - beta[k] + sizes[k] - COUNTS[k, k])
 
 
-@pytest.mark.parametrize(("k", "sd", "above_half"), [(3, 0.280, 0.283), (10, 0.127, 0.020)])
-def test_rows_flat_precision_prior_is_not_beta(k, sd, above_half):
-    """Under the flat default, precision_k has prior mean 1/K (exchangeable rows), the
-    card's sd and P(precision > 0.5), and at K = 10 is not the Beta of those moments; accuracy's
-    sd is sqrt(2(K - 1)) / (K (K + 1))."""
+@pytest.mark.parametrize(("prior", "k", "sd", "above_half"), [
+    ("default", 3, 0.317, 0.302), ("default", 10, 0.224, 0.083),
+    ("flat", 3, 0.280, 0.283), ("flat", 10, 0.127, 0.020)])
+def test_rows_precision_prior_is_not_beta(prior, k, sd, above_half):
+    """Under the default Dirichlet(2/K) (and the flat Dirichlet(1)) prevalence and rows,
+    precision_k has prior mean 1/K (exchangeable rows), the card's sd and
+    P(precision > 0.5), and at K = 10 is not the Beta of those moments; accuracy's sd is
+    sqrt((K + 2)(K - 1)) / (3 K^1.5) (flat: sqrt(2(K - 1)) / (K (K + 1)))."""
     labels = [f"c{i}" for i in range(k)]
-    d = _draws(bcm.models.multiclass_rows(_cm(np.eye(k, dtype=int) * 5, labels)), "prior")
+    priors = ({"prevalence": Dirichlet.flat(k), "rows": Dirichlet.flat(k)} if prior == "flat"
+              else None)
+    d = _draws(bcm.models.multiclass_rows(_cm(np.eye(k, dtype=int) * 5, labels),
+                                          priors=priors), "prior")
     ppv = d["ppv"][:, 1]
     _mean_is(ppv, 1 / k)
     _var_is(ppv, sd**2, rounding=2 * sd * 0.0005)
     _prob_is(ppv > 0.5, above_half, 0.0005)
-    _var_is(d["acc"], 2 * (k - 1) / (k * (k + 1)) ** 2)
+    acc_var = ((k + 2) * (k - 1) / (9 * k**3) if prior == "default"
+               else 2 * (k - 1) / (k * (k + 1)) ** 2)
+    _var_is(d["acc"], acc_var)
     m, v = ppv.mean(), ppv.var()
     c = m * (1 - m) / v - 1
     if k == 10:  # at K = 3 it is close to that Beta: 20,000 draws cannot tell them apart
@@ -206,21 +226,31 @@ def test_k2_prior_parameters_map_exactly():
 
 
 def test_rows_card_examples():
-    """The card's numbers: the cat/dog/bird posterior, the pull at K = 10 under the flat
-    and the Dirichlet(1/K) row prior, and a fixed prevalence leaving the rows alone."""
+    """The card's numbers: the cat/dog/bird posterior under the default Dirichlet(2/3)
+    (and the flat prior's accuracy), the pull at K = 10 under the default, the flat and
+    the Dirichlet(1/K) row prior, and a fixed prevalence leaving the rows alone."""
     mc = bcm.MulticlassConfusionMatrix([[5, 1, 0], [2, 7, 1], [0, 3, 9]],
                                        labels=["cat", "dog", "bird"])
     d = _draws(bcm.models.multiclass_rows(mc), "posterior")
-    for k, (a, b) in enumerate([(6, 3), (8, 5), (10, 5)]):
+    for k, (a, b) in enumerate([(17 / 3, 7 / 3), (23 / 3, 13 / 3), (29 / 3, 13 / 3)]):
         _is_beta(d["tpr"][:, k], a, b)
-    for k, mean in enumerate((0.226, 0.355, 0.419)):
+    for k, mean in enumerate((0.222, 0.356, 0.422)):
         _mean_is(d["prevalence"][:, k], mean, rounding=0.0005)
-    _mean_is(d["acc"], 0.648, rounding=0.0005)
+    _mean_is(d["acc"], 0.676, rounding=0.0005)
+    flat3 = {"prevalence": Dirichlet.flat(3), "rows": Dirichlet.flat(3)}
+    _mean_is(_draws(bcm.models.multiclass_rows(mc, priors=flat3), "posterior")["acc"], 0.648,
+             rounding=0.0005)
     k, labels = 10, [f"c{i}" for i in range(10)]
     counts = np.diag(np.full(k, 18))
     counts[np.arange(k), (np.arange(k) + 1) % k] = 2
     cm = _cm(counts, labels)
-    flat = _draws(bcm.models.multiclass_rows(cm), "posterior")
+    default = _draws(bcm.models.multiclass_rows(cm), "posterior")
+    _is_beta(default["tpr"][:, 4], 18.2, 3.8)
+    for key in ("ba", "acc"):
+        _mean_is(default[key], 18.2 / 22)
+    flat = _draws(bcm.models.multiclass_rows(cm, priors={"prevalence": Dirichlet.flat(k),
+                                                         "rows": Dirichlet.flat(k)}),
+                  "posterior")
     _is_beta(flat["tpr"][:, 4], 19, 11)
     for key in ("ba", "acc"):
         _mean_is(flat[key], 19 / 30)
@@ -237,18 +267,24 @@ def test_rows_card_examples():
 
 
 def test_cells_card_examples():
-    """cat/dog/bird under the flat prior: accuracy Beta(24, 13) (mean 0.649, central
-    95 % interval [0.490, 0.792]), cat's recall Beta(6, 3) and precision Beta(6, 4); a
-    normalised row is Dirichlet(alpha's row) and uncorrelated with the prevalence."""
+    """cat/dog/bird under the default 4/9 per cell: accuracy Beta(67/3, 29/3) (mean 0.698,
+    central 95 % interval [0.531, 0.841]), cat's recall Beta(49/9, 17/9) (mean 0.742) and
+    precision Beta(49/9, 26/9) (mean 0.653); the flat prior's Beta(24, 13) (mean 0.649);
+    a normalised row is Dirichlet(alpha's row) and uncorrelated with the prevalence."""
     mc = bcm.MulticlassConfusionMatrix([[5, 1, 0], [2, 7, 1], [0, 3, 9]],
                                        labels=["cat", "dog", "bird"])
     d = _draws(bcm.models.multiclass_cells(mc), "posterior")
-    _is_beta(d["acc"], 24, 13)
-    lo, hi = sps.beta(24, 13).interval(0.95)
-    assert round(lo, 3) == 0.490 and round(hi, 3) == 0.792
+    _is_beta(d["acc"], 67 / 3, 29 / 3)
+    lo, hi = sps.beta(67 / 3, 29 / 3).interval(0.95)
+    assert round(lo, 3) == 0.531 and round(hi, 3) == 0.841
+    assert round(67 / 96, 3) == 0.698
+    _is_beta(d["tpr"][:, 0], 49 / 9, 17 / 9)
+    _is_beta(d["ppv"][:, 0], 49 / 9, 26 / 9)
+    assert round(49 / 66, 3) == 0.742 and round(49 / 75, 3) == 0.653
+    flat = _draws(bcm.models.multiclass_cells(mc, priors={"theta": Dirichlet.flat(9)}),
+                  "posterior")
+    _is_beta(flat["acc"], 24, 13)
     assert round(24 / 37, 3) == 0.649
-    _is_beta(d["tpr"][:, 0], 6, 3)
-    _is_beta(d["ppv"][:, 0], 6, 4)
     alpha = np.random.default_rng(2).uniform(0.3, 3, (4, 4))
     prior = _draws(bcm.models.multiclass_cells(_cm(), priors={"theta": Dirichlet(
         alpha.ravel())}), "prior")
@@ -268,8 +304,11 @@ def test_card_code_runs_and_links_resolve(family):
     namespace: dict = {}
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         exec(compile(block, str(card), "exec"), namespace)
-    # the card's accuracy, mean 0.649 (sd 0.078: 4,000 draws have standard error 0.0012)
-    assert float(namespace["idata"].posterior["acc"].mean()) == pytest.approx(0.649, abs=Z * 0.0012)
+    # the card's accuracy under the default: rows mean 0.676 (sd 0.079), cells 0.698 (sd
+    # 0.080): 4,000 draws have standard error 0.0013; plus half a unit of the third digit
+    mean = {"multiclass_rows": 0.676, "multiclass_cells": 0.698}[family]
+    assert float(namespace["idata"].posterior["acc"].mean()) == pytest.approx(
+        mean, abs=Z * 0.0013 + 0.0005)
     links = re.findall(r"\]\((\.\./[^)]+)\)", text)
     assert f"../../bayescm/models/{family}/{family}.jags" in links
     for link in links:

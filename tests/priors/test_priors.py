@@ -25,8 +25,9 @@ def test_parse_and_coerce():
             self.parameters = {"alpha": 2.0, "beta": 8.0}
 
     assert priors.coerce(FakePrior(), name="tpr") == Beta(2, 8)
-    with pytest.raises(PriorError, match="parse"):
-        priors.parse("gamma:1,2")
+    assert priors.parse("gamma:1,2") == priors.Gamma(1, 2)  # the grammar has every family
+    with pytest.raises(PriorError, match="Cannot read the prior"):
+        priors.parse("lognormal:1,2")
     with pytest.raises(PriorError, match=">= 0"):
         Beta(-1, 2)
 

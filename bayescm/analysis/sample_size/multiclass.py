@@ -28,6 +28,7 @@ sample_size.result.search`, as for binary metrics.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,7 @@ from bayescm.data.multiclass import MulticlassConfusionMatrix, align_predicted
 from bayescm.family import Family, default_family, families, get_family
 from bayescm.inference import draws as draws_mod
 from bayescm.metrics import MulticlassMetric, evaluate_multiclass, get_multiclass
+from bayescm.models import PriorWeightWarning
 from bayescm.models.multiclass_rows.model import largest_remainder
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
@@ -164,7 +166,9 @@ def _widths(tables: np.ndarray, labels: list, family: Family, m: MulticlassMetri
     widths = np.empty(n_sims)
     for start in range(0, n_sims, chunk):  # bounded memory: blocks of studies
         block = MulticlassConfusionMatrix(tables[start:start + chunk], labels)
-        closed = family.closed_form(block)
+        with warnings.catch_warnings():  # simulated studies: small classes are the point
+            warnings.simplefilter("ignore", PriorWeightWarning)
+            closed = family.closed_form(block)
         # the family's own draws and theta: one chain of `draws` per study
         post = draws_mod.complete(closed.conjugate.draw(rng, (1, draws)), None, family,
                                   closed.spec, closed.conjugate, closed=closed)
@@ -194,7 +198,9 @@ def _family(model: Any) -> Family:
                             f"got {model!r}.")
         fam = found[0]
     try:
-        closed = fam.closed_form(MulticlassConfusionMatrix([[1, 0], [0, 1]]))
+        with warnings.catch_warnings():  # a probe of the family, not the user's data
+            warnings.simplefilter("ignore", PriorWeightWarning)
+            closed = fam.closed_form(MulticlassConfusionMatrix([[1, 0], [0, 1]]))
     except (TypeError, ValueError):
         closed = None
     if closed is None:

@@ -229,7 +229,7 @@ def sample_size(
     >>> plan = sample_size(0.1, metric="f1_macro", pilot=pilot, n_grid=[100, 200, 400, 800],
     ...                    n_sims=100, draws=300, random_seed=1)
     >>> plan.n_required
-    305
+    294
     """
     if rows is not None or (pilot is not None and registry.registry_for(pilot).multiclass):
         if generating is not None:

@@ -56,13 +56,15 @@ def show_error(found: dict[str, ErrorNote], err: InputError) -> None:
     found.get(err.field, found[next(n for n in found if n != "url")]).show(err.message)
 
 
-def keep_in_url(state: PageState, found: dict[str, ErrorNote]) -> Any:
+def keep_in_url(state: PageState, found: dict[str, ErrorNote], *,
+                choices: dict[str, Any] | None = None) -> Any:
     """The page's ``param`` mirror of ``state``, kept in the URL (restored from it now).
 
     The ``url`` note shows a link's refused values, and says so while the state is too
-    large for a link (:data:`bayescm.app.state.TOO_LONG`)."""
+    large for a link (:data:`bayescm.app.state.TOO_LONG`).  ``choices``: the values a
+    field shown as buttons takes (a link's other values are refused, with them)."""
     params = state.params()
-    sync_url(params, **url_note(found["url"]))
+    sync_url(params, choices=choices, **url_note(found["url"]))
     return params
 
 

@@ -45,7 +45,9 @@ class Compare:
     def __init__(self) -> None:
         self.notes = notes(("design", "counts", "cases", "positive", "metric", "label", "margin",
                             "a", "b", "hdi_prob", "seed"))
-        self.state = keep_in_url(logic.CompareState(), self.notes)
+        # the design's buttons show only its two values: a link's other is refused
+        self.state = keep_in_url(logic.CompareState(), self.notes,
+                                 choices={"design": tuple(DESIGNS.values())})
         self.result: logic.CompareResult | None = None
         self._widgets()
         self.headline = pn.pane.HTML("", sizing_mode="stretch_width")

@@ -50,7 +50,8 @@ PRIOR_HELP = ("Three-Beta model (Tötsch): beta:a,b &middot; elicit:mode,lower,p
 K_PRIOR_HELP = (
     "multiclass_rows: class prevalence ~ Dirichlet; each actual class's row of "
     "predicted-class probabilities ~ Dirichlet (numbers in the matrix's class order). "
-    "dirichlet:c (all c; 1 is flat) &middot; dirichlet:a1,...,aK &middot; flat, jeffreys, "
+    "Blank: the default, Dirichlet(2/K) per cell (two pseudo-cases, as Beta(1, 1)) "
+    "&middot; dirichlet:c (all c; 1 is flat) &middot; dirichlet:a1,...,aK &middot; flat, jeffreys, "
     "perks &middot; mean:m1,...,mK;weight:w (expected proportions worth w cases). Rows "
     "also: dirichlet:row1;...;rowK &middot; mean:row1;...;rowK;weight:w &middot; "
     "diagonal:correct,wrong (each recall a priori Beta(correct, (K−1)·wrong))")
@@ -73,14 +74,14 @@ class State(param.Parameterized):
     prior_prevalence = param.String("beta:1,1")
     prior_tpr = param.String("beta:1,1")
     prior_tnr = param.String("beta:1,1")
-    kprior_prevalence = param.String("dirichlet:1")
-    kprior_rows = param.String("dirichlet:1")
+    kprior_prevalence = param.String("")  # blank: the family's default, Dirichlet(2/K)
+    kprior_rows = param.String("")
     pmf_metric = param.String("acc")
     pmf_pos = param.Integer(logic.EXAMPLE["tp"] + logic.EXAMPLE["fn"])
     pmf_neg = param.Integer(logic.EXAMPLE["fp"] + logic.EXAMPLE["tn"])
     ss_metric = param.String("tnr")
     ss_width = param.Number(0.2)
-    seed = param.Integer(1)
+    seed = param.Integer(1, bounds=(0, 2**32 - 1))  # NumPy's seeds; a link's -1 is refused
 
 
 def _fmt(x: float) -> str:

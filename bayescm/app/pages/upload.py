@@ -36,8 +36,9 @@ from bayescm.app.registry import Page
 from bayescm.app.state import link_query
 
 INTRO = (
-    "Upload a CSV of predictions, one row per case: <code>y_true</code> (the true label, "
-    "if known), one column per classifier, optionally <code>group</code> (metrics per "
+    "Upload a CSV of predictions, one row per case: <code>y_true</code> or "
+    "<code>truth</code> (the true label, if known), one column per classifier, "
+    "optionally <code>group</code> (metrics per "
     "group, pooled on request; several group columns: <code>sex, site</code>) and "
     "<code>population</code> (unlabelled data from populations of different "
     "prevalence). Labelled cases of one classifier give its metrics, of several a paired "
@@ -109,7 +110,8 @@ class Upload:
         self.pool_outputs = self.pool_results()
         self.pool_section = self.pool_inputs()
         self.pool_section.visible = False  # shown for grouped cases
-        self.file.param.watch(self.update, "value")
+        # one call for both (param batches them); a new empty file changes only the name
+        self.file.param.watch(self.update, ["value", "filename"])
         self.state.param.watch(self.update, list(OPTIONS))
         self.state.param.watch(self.pool_edited, [n for n in POOL_OPTIONS
                                                   if n not in SUMMARY_OPTIONS])
@@ -119,7 +121,9 @@ class Upload:
     def update(self, *_events: Any) -> None:
         data = self.file.value
         if data is None:
-            return
+            if not self.file.filename:
+                return
+            data = b""  # the browser sends an empty file as no value: say it is empty
         self.pool_edited()
         try:
             self.result = logic.analyse(logic.read_csv(data),

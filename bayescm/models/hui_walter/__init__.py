@@ -12,12 +12,14 @@ from bayescm.models.hui_walter.identifiability import (
     check_identifiability,
 )
 from bayescm.models.hui_walter.model import HuiWalter, hui_walter
+from bayescm.models.hui_walter.truncated import PriorTruncationWarning
 
 __all__ = [
     "HuiWalter",
     "Identifiability",
     "IdentifiabilityError",
     "IdentifiabilityWarning",
+    "PriorTruncationWarning",
     "check_identifiability",
     "hui_walter",
 ]

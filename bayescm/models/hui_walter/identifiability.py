@@ -21,6 +21,8 @@ updated only through that margin.
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -31,9 +33,25 @@ from bayescm.models.hui_walter.probabilities import cell_probabilities, class_pr
 from bayescm.priors import Beta
 
 __all__ = ["Identifiability", "IdentifiabilityError", "IdentifiabilityWarning",
-           "check_cell_identifiability", "check_identifiability", "identify", "one_classifier"]
+           "check_cell_identifiability", "check_identifiability", "identify", "one_classifier",
+           "user_stacklevel"]
 
 INFORMATIVE_SD = 0.1
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for a warning raised by the caller of this function that points at
+    the first frame outside bayescm: the reader's own line, also when the builder runs
+    inside ``bcm.rebuild`` or another bayescm function (a warning at a line of
+    bayescm's would be shown again for every new caller's line, and point nowhere
+    useful)."""
+    here = inspect.currentframe()
+    frame, level = (here.f_back if here is not None else None), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class IdentifiabilityWarning(UserWarning):

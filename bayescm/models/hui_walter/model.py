@@ -53,15 +53,22 @@ from bayescm.models.hui_walter.identifiability import (
     IdentifiabilityError,
     IdentifiabilityWarning,
     identify,
+    user_stacklevel,
 )
 from bayescm.models.hui_walter.probabilities import (
     block_draws,
     block_totals,
     cell_probabilities,
+    check_size,
     class_probabilities,
     pattern_probabilities,
 )
-from bayescm.models.hui_walter.truncated import check_truncation, truncated_pair
+from bayescm.models.hui_walter.truncated import (
+    PriorTruncationWarning,
+    check_truncation,
+    truncated_pair,
+    truncation_note,
+)
 from bayescm.models.hui_walter.twin import jags_data, jags_inits, jags_monitors, jags_posterior
 from bayescm.priors import Beta, PriorError
 from bayescm.priors import resolve as resolve_priors
@@ -159,11 +166,12 @@ def hui_walter(
     >>> bcm.models.hui_walter(part)["counts"].owner.op.__class__.__name__[:10]
     'CustomDist'
     """
+    if not isinstance(table, AgreementTable):
+        raise TypeError(f"hui_walter needs a bayescm.AgreementTable, got {type(table).__name__}.")
+    check_size(table.classifiers, table.patterns)  # before the design is made, or PyMC imported
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
 
-    if not isinstance(table, AgreementTable):
-        raise TypeError(f"hui_walter needs a bayescm.AgreementTable, got {type(table).__name__}.")
     if identifiability not in ("warn", "raise", "ignore"):
         raise ValueError(f"identifiability must be 'warn', 'raise' or 'ignore', "
                          f"got {identifiability!r}.")
@@ -182,11 +190,13 @@ def hui_walter(
     for c, se_prior, sp_prior in zip(classifiers, resolved["sensitivity"],
                                      resolved["specificity"], strict=True):
         check_truncation(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c)
+        if note := truncation_note(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c):
+            warnings.warn(note, PriorTruncationWarning, stacklevel=user_stacklevel())
     ident = identify(table, pairs, resolved)
     if ident.status != "data" and identifiability != "ignore":
         if identifiability == "raise" and ident.status == "none":
             raise IdentifiabilityError(ident.message)
-        warnings.warn(ident.message, IdentifiabilityWarning, stacklevel=2)
+        warnings.warn(ident.message, IdentifiabilityWarning, stacklevel=user_stacklevel())
 
     coords = {"classifier": list(classifiers), "population": list(populations),
               "pattern": list(table.patterns)}

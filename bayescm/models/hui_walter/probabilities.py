@@ -32,8 +32,43 @@ from bayescm.data.agreement import pattern_matrix
 from bayescm.data.agreement_cells import CellDesign
 from bayescm.stats import multinomial
 
-__all__ = ["block_draws", "block_totals", "cell_probabilities", "class_probabilities",
-           "pattern_probabilities"]
+__all__ = ["MAX_DESIGN", "block_draws", "block_totals", "cell_probabilities", "check_size",
+           "class_probabilities", "pattern_probabilities"]
+
+MAX_DESIGN = 2**22
+"""Most entries of a table's cell design (cells x complete patterns), the bound on T.
+
+The model maps the :math:`2^T` complete patterns to the table's cells through two
+dense ``cells x 2**T`` matrices (:class:`~bayescm.data.agreement_cells.CellDesign`),
+which the compiled density copies; building them takes time quadratic in their
+size.  Measured for complete tables (``cells = 2**T``): T = 10, 10^6 entries, 4.5 s
+to build the model; T = 11, 4.2 x 10^6, 16 s and 0.6 GB; T = 12, 41 s and 1.2 GB;
+T = 16 would be 4.3 x 10^9 entries, 32 GiB per matrix.  The bound admits T = 11.
+"""
+
+
+def check_size(classifiers: Sequence[str], patterns: Sequence[str]) -> None:
+    """Raise ``ValueError`` when the cell design would exceed :data:`MAX_DESIGN` entries:
+    checked before the design is made, so a table of many classifiers is refused at once.
+
+    >>> check_size([f"c{i}" for i in range(16)], ["+" * 16] * 2**16)
+    Traceback (most recent call last):
+    ...
+    ValueError: An agreement table of 16 classifiers has 65,536 complete patterns...
+    """
+    t, cells = len(classifiers), len(patterns)
+    entries = float(cells) * 2.0**t
+    if entries > MAX_DESIGN:
+        raise ValueError(
+            f"An agreement table of {t} classifiers has {2**t:,} complete patterns; the "
+            f"Hui–Walter model maps them to the table's {cells:,} cells through two "
+            f"{cells:,} x {2**t:,} matrices ({entries * 8 / 2**30:,.1f} GiB each), which take "
+            "far too long and too much memory to build. It handles up to "
+            f"{MAX_DESIGN:,} such entries (11 classifiers with complete results, about 16 s "
+            "to build). For many raters use bcm.models.dawid_skene on "
+            "bcm.RatingsTable.from_wide(frame): at K = 2 with conditionally independent "
+            "raters it is the same model, and it keeps only the rating patterns observed. "
+            "Or compare fewer classifiers at a time.")
 
 
 def class_probabilities(

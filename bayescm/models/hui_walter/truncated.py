@@ -38,7 +38,20 @@ from scipy import special
 
 from bayescm.priors import PriorError
 
-__all__ = ["check_truncation", "truncated_pair", "truncation_mass"]
+__all__ = ["KEPT_WARN", "PriorTruncationWarning", "check_truncation", "truncated_pair",
+           "truncation_mass", "truncation_note"]
+
+KEPT_WARN = 0.495
+"""Warn when the priors give Se + Sp > 1 less prior mass than this: when most of it
+is cut.  Priors symmetric in Se and 1 - Sp (flat, Jeffreys, any Beta(a, a) pair) keep
+exactly one half, which is the model's design and no cause for a warning; the margin
+below 1/2 lies far above :func:`truncation_mass`'s error (about 1e-4 relative)."""
+
+
+class PriorTruncationWarning(UserWarning):
+    """Most of a classifier's prior mass lies where Se + Sp < 1, which the Hui–Walter
+    model rules out (label switching): that mass is cut, and the prior used is what is
+    left, renormalised."""
 
 _V_MIN = 1e-300  # smallest upper-tail probability of Se considered
 _COARSE = 2000
@@ -129,6 +142,32 @@ def check_truncation(se_prior: object, sp_prior: object, a1: float, b1: float, a
             "they contradict the constraint that rules out label switching (a classifier "
             "better than chance), and no draw or fit is possible. Use priors that put "
             "sensitivity and specificity together above 1, e.g. Beta(1, 1).")
+
+
+def truncation_note(se_prior: object, sp_prior: object, a1: float, b1: float, a2: float,
+                    b2: float, classifier: str) -> str | None:
+    """The plain-words warning when the priors keep less than :data:`KEPT_WARN` of
+    their mass on Se + Sp > 1 (None otherwise): how much is cut and what to check.
+
+    >>> print(truncation_note("Beta(1, 1)", "Beta(1, 1)", 1, 1, 1, 1, "A"))
+    None
+    >>> truncation_note("Beta(2, 8)", "Beta(2, 8)", 2, 8, 2, 8, "A")[81:121]
+    'put 99.83% of their mass where Se + Sp <'
+    """
+    # Z >= P(Se > 1/2) P(Sp > 1/2): most well-meant priors are settled without quadrature
+    if special.betaincc(a1, b1, 0.5) * special.betaincc(a2, b2, 0.5) >= KEPT_WARN:
+        return None
+    kept = truncation_mass(a1, b1, a2, b2)
+    if kept >= KEPT_WARN:
+        return None
+    return (f"The priors of classifier {classifier!r}, sensitivity {se_prior!s} and "
+            f"specificity {sp_prior!s}, put {1 - kept:.2%} of their mass where Se + Sp < 1 "
+            "(a classifier worse than chance). The model rules that out to prevent label "
+            f"switching, so that part is cut: the prior used is the remaining {kept:.2g} of "
+            "the mass, renormalised, and its means are not those of the Betas you gave. "
+            "Check that the priors describe sensitivity and specificity (the share of "
+            "positives and of negatives called right), not error rates; a Beta(a, b) for "
+            "an error rate is Beta(b, a) for the rate.")
 
 
 def truncated_pair(a1: float, b1: float, a2: float, b2: float, n: int,

@@ -5,12 +5,16 @@ r"""Caelen's Dirichlet-multinomial model of K-class confusion matrices.
     \theta \sim \mathrm{Dirichlet}(\alpha)\ \text{over the } K^2 \text{ cells},\qquad
     C \sim \mathrm{Multinomial}(N, \theta)
 
-At K = 2 this is dirichlet_multinomial (the four cells tp, fn, fp, tn).
+At K = 2 this is dirichlet_multinomial (the four cells tp, fn, fp, tn).  The default
+carries the same information at every K: four pseudo-cases spread over the K² cells,
+Dirichlet(4/K², ..., 4/K²) (:func:`default_priors`), which is Dirichlet(1, 1, 1, 1) at
+K = 2.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -24,12 +28,13 @@ from bayescm.models.multiclass_rows.model import (
     MulticlassFamily,
     as_multiclass,
     dirichlet_draws,
-    flat_dirichlet,
     model_coords,
     observed_likelihood,
     pair_coords,
 )
 from bayescm.models.multiclass_rows.twin import CELLS_TWIN
+from bayescm.models.multiclass_rows.weight import Weight, check_prior_weight
+from bayescm.priors import Dirichlet
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
 
@@ -38,6 +43,23 @@ if TYPE_CHECKING:
 
 FLAT = "cells"
 """The free variable: theta on the flat dim ``pair`` (actual-major)."""
+
+PSEUDO_CASES = 4.0
+"""Pseudo-cases of the default prior over the K² cells: Dirichlet(1, 1, 1, 1)'s four."""
+
+
+def default_priors(k: int) -> dict[str, Dirichlet]:
+    """The default at K classes: Dirichlet(4/K², ..., 4/K²) over the K² cells.
+
+    Four pseudo-cases whatever K, as Caelen's Dirichlet(1, 1, 1, 1) at K = 2 (the
+    flat Dirichlet(1, ..., 1) would add K²); each actual class's row gets 4/K, and
+    accuracy is a priori Beta(4/K, 4 (K - 1)/K).
+
+    >>> prior = default_priors(4)["theta"]
+    >>> prior.shape, prior.alpha[:2], sum(prior.alpha)
+    ((16,), (0.25, 0.25), 4.0)
+    """
+    return {"theta": Dirichlet.weighted(k * k, PSEUDO_CASES)}
 
 
 def multiclass_cells(cm: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
@@ -51,7 +73,12 @@ def multiclass_cells(cm: Any, *, priors: Mapping[str, Any] | None = None) -> pm.
     priors
         ``{"theta": bayescm.priors.Dirichlet(...)}`` with K² concentrations in
         actual-major order (row by row of the table), for all classifiers or as
-        ``{classifier: prior}``; default Dirichlet(1, ..., 1).
+        ``{classifier: prior}``; default Dirichlet(4/K², ..., 4/K²)
+        (:func:`default_priors`): four pseudo-cases at every K, Dirichlet(1, 1, 1, 1)
+        at K = 2.  A prior whose row sums exceed 25 % of a class's test cases, or
+        whose total exceeds 25 % of N, draws a
+        :class:`~bayescm.models.multiclass_rows.weight.PriorWeightWarning` naming a
+        lighter prior.
 
     Returns
     -------
@@ -102,18 +129,33 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
     cm = as_multiclass(cm)
     k = cm.n_classes
     resolved = resolve_priors("multiclass_cells", priors, cm.classifiers,
-                              base={"theta": flat_dirichlet(k * k)})
+                              base=default_priors(k))
     check_proper("theta", resolved["theta"], cm.counts.reshape(len(cm), k * k),
                  cm.classifiers, pair_coords(cm.labels))
+    alpha = np.array([p.alpha for p in resolved["theta"]], dtype=float).reshape(-1, k, k)
+    # a cells prior is a row prior alpha[a, :] per class with the class mix Dirichlet(row sums)
+    check_prior_weight("multiclass_cells", cm.counts, [str(x) for x in cm.labels],
+                       cm.classifiers, [Weight("theta", k * k, per_class=alpha.sum(axis=2),
+                                               total=alpha.sum(axis=(1, 2)),
+                                               per_class_of_total=1 / k,
+                                               what="recall, precision, F1, accuracy")])
     return ModelSpec("multiclass_cells", cm, resolved)
+
+
+SHOWN_DEFAULTS = {"theta": replace(default_priors(2)["theta"], rationale=(
+    "Four pseudo-cases at every K, as Dirichlet(1, 1, 1, 1): Dirichlet(4/K², ..., 4/K²), "
+    "shown at K = 2"))}
+"""The registered default (``bcm.priors.defaults("multiclass_cells")``): K = 2's."""
 
 
 class MulticlassCells(MulticlassFamily):
     r"""Caelen's family for K classes: :math:`\theta \mid C \sim \mathrm{Dirichlet}(\alpha + C)`."""
 
     name = "multiclass_cells"
-    #: A flat Dirichlet of length K²; shown here for K = 2 (the builder uses K).
-    default_priors: ClassVar[dict[str, Any]] = {"theta": flat_dirichlet(4)}
+    #: Dirichlet(4/K², ..., 4/K²) over the K² cells: four pseudo-cases at every K
+    #: (:func:`default_priors`).  Shown here at K = 2, where it is Dirichlet(1, 1, 1, 1);
+    #: the builder sizes it to the data's K (Dirichlet(0.04, ...) at K = 10).
+    default_priors: ClassVar[dict[str, Any]] = SHOWN_DEFAULTS
     jags = CELLS_TWIN
 
     def parameters(self, spec: ModelSpec) -> list[str]:

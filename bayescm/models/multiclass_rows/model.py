@@ -13,11 +13,17 @@ class ``a`` (its recall is ``ρ_aa``).  At K = 2 this is three_beta: the rows ar
 (TPR, 1 − TPR) and (1 − TNR, TNR), Dirichlets of two categories are Betas.  The row
 priors :math:`\beta` form a K×K matrix (row ``a`` for actual class ``a``); a single
 Dirichlet of K concentrations is the same for every row.
+
+The defaults carry the same information at every K: two pseudo-cases on the class mix
+and two on each row, Dirichlet(2/K, ..., 2/K) (:func:`default_priors`), which is
+three_beta's Beta(1, 1) at K = 2.  A prior heavier than a quarter of a class's test
+cases draws a :class:`~bayescm.models.multiclass_rows.weight.PriorWeightWarning`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -28,6 +34,7 @@ from bayescm.family import ClosedForm, Conjugate, Family, Kernel, ModelSpec, att
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import check_proper, conjugate_kernel, counts_data, data_value
 from bayescm.models.multiclass_rows.twin import ROWS_TWIN
+from bayescm.models.multiclass_rows.weight import Weight, check_prior_weight
 from bayescm.priors import Dirichlet, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS, multinomial
@@ -50,9 +57,20 @@ def as_multiclass(data: Any) -> MulticlassConfusionMatrix:
     return MulticlassConfusionMatrix(data)
 
 
-def flat_dirichlet(k: int) -> Dirichlet:
-    """Dirichlet(1, ..., 1) of length ``k``: the default of a K-category parameter."""
-    return Dirichlet((1.0,) * k)
+PSEUDO_CASES = 2.0
+"""Pseudo-cases of each default K-class prior (the class mix, every row): Beta(1, 1)'s two."""
+
+
+def default_priors(k: int) -> dict[str, Dirichlet]:
+    """The defaults at K classes: Dirichlet(2/K, ..., 2/K) for the prevalence and every row.
+
+    Two pseudo-cases each, whatever K, as the binary default Beta(1, 1); at K = 2 they
+    are three_beta's defaults.  (The flat Dirichlet(1, ..., 1) would add K.)
+
+    >>> default_priors(4)
+    {'prevalence': Dirichlet(0.5, 0.5, 0.5, 0.5), 'rows': Dirichlet(0.5, 0.5, 0.5, 0.5)}
+    """
+    return {name: Dirichlet.weighted(k, PSEUDO_CASES) for name in ("prevalence", "rows")}
 
 
 def pair_coords(labels: Sequence[Hashable]) -> list[str]:
@@ -108,8 +126,12 @@ def multiclass_rows(cm: Any, *, priors: Mapping[str, Any] | None = None,
         class's row, or a K×K matrix Dirichlet whose row ``a`` is actual class
         ``a``'s (a nested sequence or array in the data's class order, or a
         DataFrame or :meth:`~bayescm.priors.Dirichlet.diagonal` matched by label).
-        Each for all classifiers or as ``{classifier: prior}``.  Defaults: flat
-        Dirichlet(1, ..., 1).
+        Each for all classifiers or as ``{classifier: prior}``.  Defaults:
+        Dirichlet(2/K, ..., 2/K) for both (:func:`default_priors`): two pseudo-cases on
+        the class mix and on each row at every K, Beta(1, 1) at K = 2.  A prior whose
+        pseudo-cases exceed 25 % of a class's test cases (of all N for the prevalence)
+        draws a :class:`~bayescm.models.multiclass_rows.weight.PriorWeightWarning`
+        naming a lighter prior.
     prevalence
         K class prevalences summing to 1 fix the class balance of a designed test
         set; then only the rows are inferred.
@@ -194,7 +216,7 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None,
         fixed = values.tolist()
         if priors and "prevalence" in priors:
             raise PriorError("A fixed prevalence takes no prior: drop priors['prevalence'].")
-    base = {"prevalence": flat_dirichlet(k), "rows": flat_dirichlet(k)}
+    base = default_priors(k)
     labels = [str(x) for x in cm.labels]
     resolved = resolve_priors("multiclass_rows", priors, cm.classifiers, base=base,
                               matrices={"rows": labels})
@@ -208,6 +230,11 @@ def _specify(cm: Any, priors: Mapping[str, Any] | None,
         # each row's own concentrations with that row's counts
         check_proper(f"rows[{label}]", [Dirichlet(b) for b in beta[:, a]], cm.counts[:, a, :],
                      cm.classifiers, labels)
+    weights = [Weight("rows", k, per_class=beta.sum(axis=2))]
+    if fixed is None:
+        weights.append(Weight("prevalence", k, total=np.array(
+            [np.sum(p.alpha) for p in resolved["prevalence"]], dtype=float)))
+    check_prior_weight("multiclass_rows", cm.counts, labels, cm.classifiers, weights)
     return ModelSpec("multiclass_rows", cm, resolved, options={"prevalence": fixed})
 
 
@@ -235,6 +262,12 @@ def replicate(theta: xr.DataArray, n: xr.DataArray, rng: np.random.Generator
 def labelled_tables(counts: np.ndarray, theta: xr.DataArray) -> tuple[xr.DataArray, str, bool]:
     da = xr.DataArray(counts, dims=theta.dims, coords=theta.coords, name="counts")
     return da, "K×K confusion matrices (and their plug-in metrics)", True
+
+
+SHOWN_DEFAULTS = {name: replace(prior, rationale="Two pseudo-cases at every K, as Beta(1, 1): "
+                                "Dirichlet(2/K, ..., 2/K), shown at K = 2")
+                  for name, prior in default_priors(2).items()}
+"""The registered defaults (``bcm.priors.defaults("multiclass_rows")``): K = 2's."""
 
 
 class MulticlassFamily(Family):
@@ -265,9 +298,10 @@ class MulticlassRows(MulticlassFamily):
     r"""The prevalence-and-rows family: independent Dirichlet posteriors."""
 
     name = "multiclass_rows"
-    #: Flat Dirichlets of length K; shown here for K = 2 (the builder uses K).
-    default_priors: ClassVar[dict[str, Any]] = {"prevalence": flat_dirichlet(2),
-                                                "rows": flat_dirichlet(2)}
+    #: Dirichlet(2/K, ..., 2/K) for the prevalence and every row: two pseudo-cases each
+    #: at every K (:func:`default_priors`).  Shown here at K = 2, where it is Beta(1, 1);
+    #: the builder sizes it to the data's K (Dirichlet(0.2, ...) at K = 10).
+    default_priors: ClassVar[dict[str, Any]] = SHOWN_DEFAULTS
     jags = ROWS_TWIN
 
     @staticmethod
