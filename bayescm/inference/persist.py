@@ -240,9 +240,9 @@ def load(path: str | Path) -> az.InferenceData:
     bayescm.inference.budget.SizeError
         When the arrays the file declares exceed the memory bound (nothing is read).
     """
-    from bayescm._version import __version__
-
     import arviz as az
+
+    from bayescm._version import __version__
 
     path = Path(path)
     _check_file(path)

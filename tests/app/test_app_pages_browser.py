@@ -298,8 +298,9 @@ def test_upload_groups_pools_them_with_the_library_fit(open_page, tmp_path, pool
 def test_upload_pool_cancels_and_leaves_no_child_process(open_page, tmp_path, pool_jobs):
     made = pool_jobs
     _, path = grouped_file(tmp_path)
-    # 200,000 draws per chain: a fit of tens of seconds, cancelled long before its end
-    page = open_page("upload?group=site&draws=200000&tune=150&chains=2")
+    # 200,000 tuning steps per chain: a fit of tens of seconds, cancelled long before its
+    # end (as many kept draws would hold gigabytes, over the server's bound)
+    page = open_page("upload?group=site&draws=150&tune=200000&chains=2")
     page.locator(".bcm-file input[type=file]").set_input_files(path)
     seen = set(multiprocessing.active_children())
     for round_ in (1, 2):  # after a cancel the button starts a new fit

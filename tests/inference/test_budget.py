@@ -85,7 +85,7 @@ def test_the_bound_is_half_the_available_memory_within_the_cap(monkeypatch):
     assert budget.memory_limit() == budget.MEMORY_CAP
     monkeypatch.setattr(budget, "MEMORY_CAP", 64 * 2**30)  # a larger machine raises it
     assert budget.memory_limit() == 64 * 2**30
-    with pytest.raises(SizeError, match="more than the 64.0 GiB"):
+    with pytest.raises(SizeError, match=r"more than the 64\.0 GiB"):
         budget.check_memory(1e12, "This", "Do less.")
     avail = budget.available_memory()
     assert avail is None or avail > 0

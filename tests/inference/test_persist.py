@@ -158,7 +158,7 @@ def test_a_missing_file_says_so(tmp_path):
 def test_a_damaged_model_record_in_memory_is_bayescms_error(nuts_file):
     back = _load_quietly(nuts_file)
     back.attrs["model_spec"] = json.dumps({"family": "three_beta", "data": "x"})
-    with pytest.raises(ValueError, match="model record .* cannot be read"):
+    with pytest.raises(ValueError, match=r"model record .* cannot be read"):
         bcm.rebuild(back)
 
 
