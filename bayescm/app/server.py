@@ -96,12 +96,16 @@ def failed(page: Page, err: BaseException) -> Any:
 
     import panel as pn
 
-    from bayescm.app.errors import message
+    from bayescm.app.errors import is_user_error, message
 
+    # a bug's own words may hold the server's paths: its type alone (the log has the rest)
+    said = message(err) if is_user_error(err) else (
+        f"Unexpected error ({type(err).__name__}): a bug in bayescm's app; the server's log "
+        "has the details.")
     return pn.Column(pn.pane.HTML(
         f'<div role="alert" data-testid="page-error" style="color:#b42318">'
         f"<p><b>The page {html.escape(page.title)} could not be opened from this link."
-        f"</b> {html.escape(message(err))}</p><p>Open it without the link's values: "
+        f"</b> {html.escape(said)}</p><p>Open it without the link's values: "
         f'<a href="./{page.slug}">{html.escape(page.title)}</a>.</p></div>',
         sizing_mode="stretch_width"), sizing_mode="stretch_width")
 

@@ -163,7 +163,7 @@ def choices_of(state: param.Parameterized, name: str,
         return list(choices[name])
     parameter = state.param[name]
     if isinstance(parameter, param.Selector) and not isinstance(parameter, param.ListSelector):
-        return list(parameter.objects) or None
+        return list(parameter.get_range().values()) or None  # values, also of named objects
     return None
 
 

@@ -240,12 +240,12 @@ def load(path: str | Path) -> az.InferenceData:
     bayescm.inference.budget.SizeError
         When the arrays the file declares exceed the memory bound (nothing is read).
     """
+    path = Path(path)
+    _check_file(path)  # before ArviZ is imported: a refused file costs milliseconds
     import arviz as az
 
     from bayescm._version import __version__
 
-    path = Path(path)
-    _check_file(path)
     try:
         # eager: ArviZ closes each group's file as it reads it (lazily it stays open,
         # read-only, until garbage collection: another writer of the file then fails)
@@ -309,9 +309,10 @@ def _check_file(path: Path) -> None:
                         f"group (posterior, sample_stats, ...; found {sorted(groups)[:8]}).")
     total = sum(float(np.prod(shape)) * item for _, shape, item in sizes)
     largest = max(sizes, key=lambda x: float(np.prod(x[1])) * x[2], default=("", (), 0))
-    budget.check_memory(
-        total * 1.5, f"Loading {path} (its arrays declare {budget.format_bytes(total)}; the "
-                     f"largest, {largest[0]}, has shape {largest[1]})",
+    budget.check_memory(  # with room for the copies the hash check makes
+        total * budget.HEADROOM,
+        f"Loading {path} (its arrays declare {budget.format_bytes(total)}; the largest, "
+        f"{largest[0]}, has shape {largest[1]})",
         "A file this large cannot be loaded whole: open it lazily with "
         "xarray.open_datatree(path) and read a part (e.g. a few chains or draws), or "
         "check where it came from: a small file that declares such sizes is damaged or "
@@ -346,7 +347,7 @@ def _integrity(idata: az.InferenceData, attrs: Mapping[str, Any]) -> str | None:
         return ("was written in file format 1, whose content hash covers the draws and the "
                 "model record but not the other attributes (sampler, engine, convergence "
                 "verdict, ...): those cannot be verified. Save it again with bcm.save to "
-                "protect them.")
+                "protect them from here on.")
     if fmt != _FORMAT:
         return (f"declares file format {fmt!r}, which this bayescm ({_FORMAT}) cannot verify; "
                 "its content hash is not checked.")

@@ -35,18 +35,36 @@ if TYPE_CHECKING:
 __all__ = ["em_start", "log_joint", "pattern_logp", "relabel", "relabelling", "replicate",
            "tensor_logp"]
 
-#: Draw chunks keep arrays of draws × patterns × classes below this many values.
+#: Chunks keep arrays of draws x (patterns or rating entries) x classes below this many
+#: values.
 CHUNK_VALUES = 4_000_000
 
 
 def log_joint(log_prev: np.ndarray, log_conf: np.ndarray, patterns: RatingPatterns,
               index: np.ndarray | slice = slice(None)) -> np.ndarray:
     """:math:`J_{pc}` for draws: ``log_prev (S, K)``, ``log_conf (S, R, K, K)`` ->
-    ``(S, P', K)`` for the patterns ``index``."""
-    counts = patterns.counts[index].astype(float)  # (P', R, L)
-    joint = np.einsum("prl,srcl->spc", counts, log_conf, optimize=True)
-    joint += log_prev[:, None, :]
-    allowed = patterns.gold_mask[index]
+    ``(S, P', K)`` for the patterns ``index``.
+
+    Sums over each pattern's nonzero (rater, label) entries only (its CSR form), in
+    chunks of entries: the work is draws x entries x classes, whatever R.
+    """
+    chosen = np.arange(len(patterns))[index]
+    s, r, k, _ = log_conf.shape
+    lc = log_conf.transpose(0, 1, 3, 2).reshape(s, r * k, k)  # [(rater, label), class]
+    joint = np.repeat(log_prev[:, None, :], chosen.size, axis=1)
+    first, lengths = patterns.indptr[chosen], np.diff(patterns.indptr)[chosen]
+    owner = np.repeat(np.arange(chosen.size), lengths)
+    entry = np.repeat(first - np.cumsum(lengths) + lengths, lengths) + np.arange(owner.size)
+    cell = patterns.rater[entry] * k + patterns.label[entry]
+    count = patterns.count[entry].astype(float)
+    step = max(1, CHUNK_VALUES // max(1, s * k))
+    for lo in range(0, owner.size, step):
+        part = slice(lo, lo + step)
+        terms = lc[:, cell[part], :] * count[part, None]  # (S, E', K)
+        o = owner[part]
+        starts = np.flatnonzero(np.r_[True, o[1:] != o[:-1]])
+        joint[:, o[starts], :] += np.add.reduceat(terms, starts, axis=1)
+    allowed = patterns.gold_mask[chosen]
     return np.where(allowed[None], joint, -np.inf)
 
 

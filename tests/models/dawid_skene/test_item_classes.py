@@ -105,3 +105,11 @@ def test_other_fits_and_fits_without_a_record_are_refused():
     pd.testing.assert_frame_equal(item_classes(bare, model=model).mean, item_classes(idata).mean)
     with pytest.raises(ValueError, match="hdi_prob"):
         item_classes(idata, hdi_prob=1.5)
+
+
+def test_without_monte_carlo_errors_the_rest_is_the_same():
+    _, _, idata = fitted()
+    fast, full = item_classes(idata, mcse=False), item_classes(idata)
+    assert fast.mcse.isna().all().all()
+    pd.testing.assert_frame_equal(fast.mean, full.mean)
+    pd.testing.assert_frame_equal(fast.hdi_upper, full.hdi_upper)
