@@ -38,7 +38,11 @@ engines:
 test: $(STAMP) engines
 	$(BIN)/python -m pytest -q -n auto
 
-test-all: $(STAMP) engines
+$(VENV)/.installed-peers: pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,peers]"
+	touch $@
+
+test-all: $(STAMP) $(VENV)/.installed-peers engines
 	$(BIN)/python -m pytest -q -n auto -m "slow or not slow"
 
 lint: $(STAMP)

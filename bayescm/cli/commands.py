@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from bayescm.cli import input as cli_input
+from bayescm.cli import raters as cli_raters
 from bayescm.cli import slices as cli_slices
 from bayescm.data.confusion import CELLS
 from bayescm.data.text import parse_matrix
@@ -166,6 +167,8 @@ def _build_parser() -> argparse.ArgumentParser:
     u.add_argument("--seed", type=int, default=None)
     u.add_argument("--json", action="store_true")
 
+    cli_raters.add_parser(sub, _prior_arg)
+
     d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--seed", type=int, default=1)
@@ -187,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _summarize(args)
         if args.command == "unlabeled":
             return _unlabeled(args)
+        if args.command == "raters":
+            return cli_raters.run(args, _nested_priors)
         if args.command == "app":
             return _app(args)
         from bayescm.cli.demo import demo

@@ -5,6 +5,10 @@ evidence, potential impact, and probabilistic treatment" (PeerJ Computer Science
 2021), supplementary Table S1: 24 published confusion matrices from chemistry,
 biology and medicine with test sets of 8 to 350 cases.  Classifier ``7a`` is the
 cocaine-purity classifier of Rodrigues et al. (2013) discussed in their §2B.1.
+
+Dawid & Skene's anaesthesia ratings ("Maximum likelihood estimation of observer
+error-rates using the EM algorithm", 1979): :func:`anaesthesia` (a
+:class:`~bayescm.RatingsTable`) and :func:`anaesthesia_table` (long data).
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from importlib import resources
 import pandas as pd
 
 from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.datasets_ratings import anaesthesia, anaesthesia_table
+
+__all__ = ["anaesthesia", "anaesthesia_table", "cocaine", "totsch_literature",
+           "totsch_literature_table"]
 
 
 def totsch_literature_table() -> pd.DataFrame:
