@@ -37,6 +37,7 @@ from bayescm.app.downloads import new_figure
 from bayescm.app.fitjob import STAGES, Progress, check_sampler, warm
 from bayescm.app.one_classifier_logic import parse_prior
 from bayescm.app.pages_common import InputError, PageState, field, read_table
+from bayescm.app.raters_logic import DEFAULT_RATINGS
 from bayescm.data.agreement_cells import parse_cell
 
 if TYPE_CHECKING:
@@ -64,7 +65,9 @@ _BETA_CALL = re.compile(r"^beta\s*\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)$", re.IGNORE
 class NoLabelsState(PageState):
     """Inputs of the No-labels page (every field travels in the page's URL)."""
 
+    mode: str = "agreement"  # or "ratings": many raters' K-class labels (raters_logic)
     table: str = DEFAULT_TABLE
+    ratings: str = DEFAULT_RATINGS
     priors: str = ""
     dependence: str = ""
     draws: int = 1000

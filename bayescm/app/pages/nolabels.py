@@ -1,6 +1,9 @@
-"""The No-labels page: Se, Sp and prevalence from how classifiers agree.
+"""The No-labels page: Se, Sp and prevalence from how classifiers agree, or (ratings
+mode) each rater's confusion matrix and each item's class from many raters' K-class
+labels.
 
-The logic is :mod:`bayescm.app.nolabels_logic`.  Every edit re-reads the inputs and
+The logic is :mod:`bayescm.app.nolabels_logic` (agreement tables, Hui–Walter) and
+:mod:`bayescm.app.raters_logic` (ratings, Dawid–Skene).  Every edit re-reads the inputs and
 re-judges identifiability at once (no sampling); *Fit* starts a
 :class:`~bayescm.app.nolabels_logic.FitJob` whose stage is polled four times a second,
 and *Cancel* stops it (:class:`~bayescm.app.pages._job.JobRunner`).  A link to a
@@ -17,6 +20,7 @@ import panel as pn
 
 import bayescm as bcm
 from bayescm.app import nolabels_logic as logic
+from bayescm.app import raters_logic
 from bayescm.app.downloads import (
     csv_download,
     figure_downloads,
@@ -49,7 +53,21 @@ PRIOR_HELP = ("One per line: <code>sensitivity A: beta(20, 4)</code>, "
               "<code>prevalence site1: beta(1, 3)</code>; or elicited: "
               "<code>elicit:mode,lower,prob</code> (P(X &gt; lower) = prob), "
               "<code>pert:min,mode,max</code>. Default Beta(1, 1).")
-INPUTS = ("table", "priors", "dependence", "draws", "tune", "chains", "seed", "hdi_prob")
+RATINGS_INTRO = (
+    "Many raters, K classes: one row per item and one column per rater "
+    "(<code>item, A, B, C</code>; an empty cell where a rater gave no rating), or one row "
+    "per rating (<code>item, rater, rating</code>); an optional <code>gold</code> column "
+    "holds an item's known class. The Dawid–Skene model estimates each rater's confusion "
+    "matrix (accuracy, recall and precision per class), the class prevalence and each "
+    "item's class.")
+RATINGS_PRIOR_HELP = ("One per line: <code>prevalence: dirichlet:3</code>, "
+                      "<code>confusion: diagonal:8,1</code> (every rater's rows: 8 on the "
+                      "diagonal, 1 off it), <code>confusion A: diagonal:20,1</code> (rater "
+                      "A's). Default: Dirichlet(2/K) prevalence, rows 2 on the diagonal, 1 "
+                      "off it.")
+MODES = {"Agreement table (binary)": "agreement", "Ratings (K classes)": "ratings"}
+INPUTS = ("mode", "table", "ratings", "priors", "dependence", "draws", "tune", "chains", "seed",
+          "hdi_prob")
 VERDICT_COLORS = {"data": "#1a7f37", "priors": "#9a6700", "none": "#cf222e"}
 
 
@@ -58,12 +76,20 @@ class NoLabels:
 
     def __init__(self) -> None:
         self.notes = notes(INPUTS)
-        self.state = keep_in_url(logic.NoLabelsState(), self.notes)
-        self.built: logic.Built | None = None
-        self.result: logic.NoLabelsResult | None = None
+        self.state = keep_in_url(logic.NoLabelsState(), self.notes,
+                                 choices={"mode": tuple(MODES.values())})
+        self.built: logic.Built | raters_logic.Built | None = None
+        self.result: logic.NoLabelsResult | raters_logic.RatersResult | None = None
         self.figure: Any = None
         s = self.state.param
         self.w = {
+            "mode": pn.widgets.RadioButtonGroup.from_param(
+                s.mode, options=MODES, css_classes=["bcm-mode"], sizing_mode="fixed",
+                width=380),
+            "ratings": pn.widgets.TextAreaInput.from_param(
+                s.ratings, label="Ratings: item, then one column per rater (or item, rater, "
+                "rating), optionally gold", height=160, css_classes=["bcm-ratings"],
+                max_length=MAX_TEXT),
             "table": pn.widgets.TextAreaInput.from_param(
                 s.table, label="Agreement table: population, then one column per cell",
                 height=110, css_classes=["bcm-table"], max_length=MAX_TEXT),
@@ -86,6 +112,10 @@ class NoLabels:
         self.table = pn.pane.HTML("", sizing_mode="stretch_width")
         self.check = pn.pane.HTML("", sizing_mode="stretch_width")
         self.plot = figure_pane(name="posterior-plot")
+        self.prevalence = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.raters = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.items = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.ratings_plot = figure_pane(name="raters-plot")
         self.state.param.watch(self.edited, list(INPUTS))
 
     # -- before sampling -------------------------------------------------------------------
@@ -96,8 +126,11 @@ class NoLabels:
         self.result = None
         self.outputs.visible = False
         self.state.fitted = False
+        self.show_mode()
+        state = logic.NoLabelsState.from_params(self.state)
         try:
-            self.built = logic.build(logic.NoLabelsState.from_params(self.state))
+            self.built = (raters_logic.build_ratings(state) if state.mode == "ratings"
+                          else logic.build(state))
         except InputError as err:
             self.built = None
             show_error(self.notes, err)
@@ -113,12 +146,28 @@ class NoLabels:
         self.runner.set_ready(True)
 
     # -- sampling ----------------------------------------------------------------------------
-    def make_job(self) -> logic.FitJob | None:
+    def show_mode(self) -> None:
+        """The agreement table's fields or the ratings', as the mode asks."""
+        ratings = self.state.mode == "ratings"
+        for name in ("table", "dependence"):
+            self.w[name].visible = not ratings
+        self.w["ratings"].visible = ratings
+        self.w["priors"].placeholder = ("confusion: diagonal:8,1" if ratings
+                                        else "sensitivity A: beta(20, 4)")
+        if hasattr(self, "help"):
+            self.help.object = (f"<p>{RATINGS_INTRO}</p>" if ratings else f"<p>{INTRO}</p>")
+            self.prior_help.object = (f"<small>{RATINGS_PRIOR_HELP}</small>" if ratings
+                                      else f"<small>{PRIOR_HELP}</small>")
+
+    def make_job(self) -> Any:
         if self.built is None:
             return None
-        return logic.FitJob(logic.NoLabelsState.from_params(self.state))
+        state = logic.NoLabelsState.from_params(self.state)
+        if state.mode == "ratings":
+            return raters_logic.fit_job(state)
+        return logic.FitJob(state)
 
-    def show_result(self, result: logic.NoLabelsResult) -> None:
+    def show_result(self, result: Any) -> None:
         self.result = result
         self.show()
         self.state.fitted = True
@@ -129,41 +178,68 @@ class NoLabels:
         if res is None:
             return
         self.convergence.object = convergence_html(res.convergence, res.converged)
-        self.table.object = frame_html(res.summary.set_index(["parameter", "unit"]),
-                                       "posterior")
-        self.check.object = frame_html(res.check, "check", digits=3)
+        rated = isinstance(res, raters_logic.RatersResult)
+        self.agreement_out.visible, self.ratings_out.visible = not rated, rated
+        if rated:
+            self.prevalence.object = frame_html(res.prevalence, "prevalence")
+            self.raters.object = frame_html(res.summary, "raters")
+            self.items.object = frame_html(res.items, "items", digits=3)
+        else:
+            self.table.object = frame_html(res.summary.set_index(["parameter", "unit"]),
+                                           "posterior")
+            self.check.object = frame_html(res.check, "check", digits=3)
         self.outputs.visible = True
         self.figure = res.figure()
-        soon(lambda: show_figure(self.plot, self.figure, name="posterior-plot"))
+        pane, name = ((self.ratings_plot, "raters-plot") if rated
+                      else (self.plot, "posterior-plot"))
+        soon(lambda: show_figure(pane, self.figure, name=name))
 
     def view(self) -> Any:
         def get(attr: str) -> Any:
             return lambda: None if self.result is None else getattr(self.result, attr)
 
-        self.outputs = pn.Column(
-            section("Convergence", self.convergence),
+        def fit_file() -> Any:
+            return None if self.result is None else bcm.load(self.result.path)
+
+        self.ratings_out = pn.Column(
+            section("Class prevalence", self.prevalence,
+                    csv_download(get("prevalence"), "prevalence.csv", name="prevalence")),
+            section("Each rater's accuracy, recall and precision", self.raters,
+                    self.ratings_plot,
+                    pn.FlexBox(csv_download(get("summary"), "raters.csv", name="raters"),
+                               *figure_downloads(lambda: self.figure if self.result else None,
+                                                 "raters", name="raters-plot"))),
+            section("Each item's most probable class", self.items,
+                    csv_download(get("items"), "items.csv", name="items"),
+                    netcdf_download(fit_file, "fit.nc", name="ratings-fit")),
+            sizing_mode="stretch_width", visible=False)
+        self.agreement_out = pn.Column(
             section("Sensitivity, specificity and prevalence", self.table, self.plot,
                     pn.FlexBox(csv_download(get("summary"), "posterior.csv", name="posterior"),
                            *figure_downloads(lambda: self.figure if self.result else None,
                                             "posterior", name="posterior-plot"),
-                           netcdf_download(lambda: None if self.result is None
-                                           else bcm.load(self.result.path), "fit.nc",
-                                           name="fit"))),
+                           netcdf_download(fit_file, "fit.nc", name="fit"))),
             section("Posterior predictive check", pn.pane.HTML(
                 "<p>Bayesian p-values of the chi-square discrepancy: near 0 the model cannot "
                 "reproduce the table (e.g. a dependence left out); a saturated model always "
                 "fits.</p>", sizing_mode="stretch_width"), self.check,
                 csv_download(get("check"), "check.csv", name="check")),
+            sizing_mode="stretch_width")
+        self.outputs = pn.Column(
+            section("Convergence", self.convergence), self.agreement_out, self.ratings_out,
             sizing_mode="stretch_width", visible=False)
 
         f = functools.partial(field, self.w, self.notes)
+        self.help = pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width")
+        self.prior_help = pn.pane.HTML(f"<small>{PRIOR_HELP}</small>",
+                                       sizing_mode="stretch_width")
+        self.show_mode()
         inputs = section(
-            "Agreement table", self.notes["url"], f("table"),
-            pn.pane.HTML(f"<small>{PRIOR_HELP}</small>", sizing_mode="stretch_width"),
-            f("priors"), f("dependence"),
+            "Data", self.notes["url"], f("mode"), f("table"), f("ratings"),
+            self.prior_help, f("priors"), f("dependence"),
             columns(*(f(n) for n in ("draws", "tune", "chains")), min_width=120),
             columns(f("seed"), f("hdi_prob"), min_width=160))
-        return pn.Column(pn.pane.HTML(f"<p>{INTRO}</p>", sizing_mode="stretch_width"), inputs,
+        return pn.Column(self.help, inputs,
                          self.verdict, self.runner.view(), self.outputs,
                          sizing_mode="stretch_width")
 
