@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo engines test test-all lint bench app clean
+.PHONY: demo engines test test-all lint bench app docs clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,17 @@ $(VENV)/.installed-peers: pyproject.toml $(STAMP)
 
 test-all: $(STAMP) $(VENV)/.installed-peers engines
 	$(BIN)/python -m pytest -q -n auto -m "slow or not slow"
+
+# The documentation site into docs/_build/html (offline; every notebook executed with the
+# reduced sizes of its `parameters` cell; BAYESCM_NOTEBOOK_FAST=0 for the full sizes).
+$(VENV)/.installed-docs: pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

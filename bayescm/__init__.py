@@ -40,9 +40,11 @@ _LAZY: dict[str, str] = {
     "AgreementTable": "bayescm.data",
     "MulticlassConfusionMatrix": "bayescm.data",
     "RatingsTable": "bayescm.data",
+    "ItemResults": "bayescm.data",
     "ConvergenceError": "bayescm.inference.convergence",
     "ConvergenceReport": "bayescm.inference.convergence",
     "ConvergenceWarning": "bayescm.inference.convergence",
+    "SizeError": "bayescm._errors",
     "check_convergence": "bayescm.inference.convergence",
     "fit": "bayescm.inference.fit",
     "load": "bayescm.inference.persist",
@@ -74,9 +76,11 @@ __all__ = [
     "ConvergenceReport",
     "ConvergenceWarning",
     "CountsError",
+    "ItemResults",
     "MulticlassConfusionMatrix",
     "PriorError",
     "RatingsTable",
+    "SizeError",
     "__version__",
     "analysis",
     "app",
@@ -103,8 +107,10 @@ __all__ = [
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from bayescm import analysis, curves, intervals, metrics, models, plots, priors, stats
+    from bayescm._errors import SizeError
     from bayescm.data import datasets
     from bayescm.data.agreement import AgreementTable
+    from bayescm.data.items import ItemResults
     from bayescm.data.multiclass import MulticlassConfusionMatrix
     from bayescm.exact.posterior import exact_posterior
     from bayescm.inference.convergence import (

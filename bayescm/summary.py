@@ -170,7 +170,8 @@ def summary(
     Raises
     ------
     TypeError
-        When ``metrics`` or ``classifiers`` is not a name, a list of names or None.
+        When ``idata`` is not a fit, or ``metrics`` or ``classifiers`` is not a name, a
+        list of names or None.
 
     Warns
     -----
@@ -202,6 +203,10 @@ def summary(
     >>> t.loc[("cm", "", "acc"), "plug_in"], round(t.loc[("cm", "dog", "tpr"), "plug_in"], 2)
     (np.float64(0.75), np.float64(0.7))
     """
+    if not (idata_mod.is_inference_data(idata) or isinstance(idata, xr.DataTree)):
+        raise TypeError(f"idata must be an arviz.InferenceData from bayescm.fit (or "
+                        f"bayescm.load), got {type(idata).__name__}; for counts without a "
+                        "fit use bayescm.summary_exact.")
     hdi_prob = check_hdi_prob(hdi_prob)
     metrics = check_names("metrics", metrics)
     classifiers = check_names("classifiers", classifiers)

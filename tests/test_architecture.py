@@ -27,7 +27,7 @@ MAX_TOP_MODULES = 12
 # pictures read results by their public attributes.  The package root, the CLI and the
 # app may import anything.
 LAYERS: list[set[str]] = [
-    {"_version", "_quiet", "deprecation", "stats", "idata", "scheduling"},
+    {"_version", "_quiet", "_errors", "deprecation", "stats", "idata", "scheduling"},
     {"data"},
     {"metrics"},
     {"family"},

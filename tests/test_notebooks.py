@@ -1,25 +1,35 @@
 """Every notebook in notebooks/ runs top to bottom from a fresh kernel.
 
-Notebooks read two environment variables:
-
-* ``BAYESCM_NOTEBOOK_FAST=1``: reduced draws and simulation sizes (set here);
-* ``BAYESCM_FIGURE_DIR``: where the main figures are written as PNG (set here to
-  ``notebook-figures/`` in the test's temporary directory, or to the value of this
-  variable when it is set outside, so the pictures can be looked at).
+The notebooks are documents: they read no environment variable and hold no test
+set-up.  Their sizes (draws, simulation repeats) sit in one code cell tagged
+``parameters``, written for readers (``DRAWS = 2000  # per chain``); the reduced values
+the test suite runs with are stored in that cell's metadata and set here, from outside,
+by rewriting the cell before execution (``docs/_ext/nbparams.py``, shared with the docs
+build, which executes the same reduced copies).
 
 A notebook fails the test on any error and on any output to stderr, which is where
-stray warnings would appear in a user's notebook.
+stray warnings would appear in a user's notebook.  When ``BAYESCM_FIGURE_DIR`` is set,
+every figure the notebook shows is written there as ``<notebook>-<cell>-<k>.png`` so
+the pictures can be looked at.
 """
 
+import base64
 import os
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.conftest import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+nbparams = load_script("docs/_ext/nbparams.py", "bayescm_docs_nbparams")
+
+# what test set-up inside a notebook looked like before issue 30 moved it out
+HARNESS = re.compile(r"\bos\.environ|\bgetenv\b|BAYESCM_NOTEBOOK_FAST|BAYESCM_FIGURE_DIR")
 
 
 def test_notebooks_exist():
@@ -27,19 +37,49 @@ def test_notebooks_exist():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_cleanly(path, tmp_path, monkeypatch):
-    figures = Path(os.environ.get("BAYESCM_FIGURE_DIR", tmp_path / "notebook-figures"))
-    figures.mkdir(parents=True, exist_ok=True)
-    monkeypatch.setenv("BAYESCM_NOTEBOOK_FAST", "1")
-    monkeypatch.setenv("BAYESCM_FIGURE_DIR", str(figures))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+def test_notebook_reads_as_a_document(path):
     nb = nbformat.read(path, as_version=4)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), (
+        f"{path.name} must open with a markdown cell: a title and the question it answers")
+    assert "?" in first.source, f"{path.name}: the opening cell states no question"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert not HARNESS.search(cell.source), (
+                f"{path.name}, cell {i}: test set-up in the notebook; put sizes in the "
+                "cell tagged `parameters` and their reduced values in its metadata "
+                "bayescm.fast (see docs/_ext/nbparams.py)")
+            # stored without outputs: the docs site shows them executed
+            assert not cell.outputs and cell.execution_count is None, (
+                f"{path.name}, cell {i} has outputs: clear them before committing")
+    cell = nbparams.parameters_cell(nb)
+    assert cell is not None, f"{path.name} has no code cell tagged `parameters`"
+    # every reduced value names an assignment of the cell, and it stays valid Python
+    values = nbparams.use_fast_sizes(nb)
+    compile(cell.source, f"{path.name}:parameters", "exec")
+    for name, value in values.items():
+        assert f"{name} = {value!r}" in cell.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_cleanly(path, monkeypatch):
+    # ipykernel's own inline backend, as in a reader's Jupyter: figures become outputs
+    # (MPLBACKEND=Agg would hide those of notebooks without `%matplotlib inline`)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    nb = nbformat.read(path, as_version=4)
+    nbparams.use_fast_sizes(nb)
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    figures = os.environ.get("BAYESCM_FIGURE_DIR")
     for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
+        for k, out in enumerate(cell.get("outputs", [])):
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
                 pytest.fail(f"{path.name}, cell {i}: output on stderr:\n{out.get('text')}")
             if out.get("output_type") == "error":
                 pytest.fail(f"{path.name}, cell {i}: {out.get('ename')}: {out.get('evalue')}")
+            png = out.get("data", {}).get("image/png")
+            if figures and png:
+                folder = Path(figures)
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"{path.stem}-{i}-{k}.png").write_bytes(base64.b64decode(png))

@@ -127,7 +127,8 @@ def alerts(
         whether a breach is falling below (TPR, accuracy, ...) or rising above
         (FPR, error rate, ...) the threshold.
     threshold
-        The level the metric must not cross.
+        The level the metric must not cross, strictly inside the metric's range
+        (``bcm.metrics.get(metric).bounds``; e.g. (0, 1) for a rate).
     prob
         Alert level: a window alerts when P(breach | data) >= ``prob``.
     window
@@ -178,9 +179,15 @@ def alerts(
     hdi_prob = check_hdi_prob(hdi_prob)
     if isinstance(prob, bool) or not 0 < prob < 1:
         raise ValueError(f"prob must lie in (0, 1), got {prob!r}.")
-    if isinstance(threshold, bool) or not np.isfinite(threshold):
+    if not isinstance(threshold, int | float | np.integer | np.floating) or isinstance(
+            threshold, bool) or not np.isfinite(threshold):
         raise ValueError(f"threshold must be a finite number, got {threshold!r}.")
-    key = registry.get(metric).key
+    found = registry.get(metric)
+    key, (low, high) = found.key, found.bounds
+    if not low < threshold < high:
+        # at or beyond a bound the breach probability is 0 or 1 whatever the data
+        raise ValueError(f"threshold must lie strictly inside the range of {key} "
+                         f"({low:g}, {high:g}), got {threshold!r}; e.g. 0.8 for a rate.")
     higher = registry.higher_is_better(key)
     fit = sliced_fit(idata)
     if window not in fit.levels.columns:

@@ -167,7 +167,8 @@ def compare(
     draws
         Draws per side for a ConfusionMatrix (i.i.d. from the three-Beta posterior in
         one chain, so the total) or a MulticlassConfusionMatrix (i.i.d. from the
-        ``multiclass_rows`` posterior with flat Dirichlet priors); an InferenceData
+        ``multiclass_rows`` posterior with its default priors, Dirichlet(2/K) per cell of each
+        row and of the prevalence); an InferenceData
         contributes all its draws.  The
         sides are paired by position, so the difference has as many draws as the
         smaller side.
@@ -207,6 +208,9 @@ def compare(
     if not (isinstance(margin, int | float | np.integer | np.floating)
             and not isinstance(margin, bool) and np.isfinite(margin)):
         raise ValueError(f"margin must be a finite number, got {margin!r}.")
+    if not isinstance(draws, int | np.integer) or isinstance(draws, bool) or draws < 1:
+        raise ValueError(f"draws must be a whole number >= 1 (draws per side for counts; "
+                         f"default 20,000), got {draws!r}.")
     seed = np.random.default_rng(random_seed).integers(2**31, size=2)
     da, key, kind = _draws_of(a, metric, label, draws, int(seed[0]))
     db, _, kind_b = _draws_of(b, metric, label, draws, int(seed[1]))

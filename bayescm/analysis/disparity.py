@@ -104,7 +104,7 @@ class Disparity:
 
         Index (``measure``, ``group``); columns ``mean``, ``sd``, ``hdi_lower``,
         ``hdi_upper``, ``p_exceeds`` (overall: P(gap > threshold); per group:
-        P(|d_g| > threshold)), ``p_worse`` (per group: P(the group is worse than its
+        ``P(|d_g| > threshold)``), ``p_worse`` (per group: P(the group is worse than its
         reference by more than the threshold), in the metric's direction) and ``n``.
         """
         rows = []

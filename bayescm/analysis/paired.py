@@ -25,11 +25,16 @@ The prior of the K-class model
     :math:`\alpha_{kjl} = w / K^3`: ``prior_counts`` :math:`= w` pseudo-cases spread
     evenly over the :math:`K^3` cells, by default :math:`w = K`.  Summed over the
     predictions, every actual class holds one pseudo-case, so the implied prior of
-    the class prevalences is the flat Dirichlet(1, ..., 1) (the binary model's
-    Beta(1, 1)); each classifier's own K×K table gets Dirichlet(1/K per cell); the
-    two discordant groups of the accuracy difference (A right and B wrong, and the
-    reverse) get :math:`(K - 1)/K` pseudo-cases each, about one, as a flat prior on
-    McNemar's discordant proportions.  Since the prior is the same for A and B,
+    the class prevalences is Dirichlet(1, ..., 1), K pseudo-cases in all (Beta(1, 1)
+    at K = 2); each classifier's own K×K table gets Dirichlet(1/K per cell), one
+    pseudo-case per actual class.  That is lighter per row than the default of
+    :func:`bayescm.models.multiclass_rows` (Dirichlet(2/K) per row cell: two
+    pseudo-cases per actual class, and two in all for the prevalences, at every K).
+    The two discordant groups of the accuracy difference (A right and B wrong, and
+    the reverse) get :math:`(K - 1)/K` pseudo-cases each, so the share of discordant
+    cases that A gets right has prior Beta((K - 1)/K, (K - 1)/K): Jeffreys'
+    Beta(1/2, 1/2) at K = 2, nearly flat for large K.  Since the prior is the same for
+    A and B,
 
     .. math::
 
@@ -67,6 +72,10 @@ Treating a paired design as independent ignores the shared cases: with positivel
 correlated errors the interval of the difference is too wide and the probability
 that A is better too timid; the tests show both on simulated data, for two and for
 K classes.
+
+compare_paired on pooled out-of-fold predictions ignores training-set variation: use
+compare_folds (:func:`bayescm.analysis.compare_folds`, the correlated t-test across
+folds) to compare the *algorithms* rather than two fitted models on these cases.
 """
 
 from __future__ import annotations
@@ -79,6 +88,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.compare import Comparison, _p_better
 from bayescm.data.confusion import CountsError, resolve_positive
@@ -250,6 +260,10 @@ def compare_paired(
 ) -> PairedComparison:
     """Compare two classifiers evaluated on the same cases (paired design).
 
+    ``compare_paired(fit, a, b, metric)`` compares two units of one fit whose
+    posterior is joint (a :func:`bayescm.models.items` fit of models on the same
+    items): the difference on each posterior draw (:mod:`bayescm.analysis.items_paired`).
+
     The model is in the module documentation (:mod:`bayescm.analysis.paired`): the
     joint outcome (actual, A's prediction, B's prediction) with a Dirichlet posterior,
     both metrics evaluated on the same draw.
@@ -329,6 +343,13 @@ def compare_paired(
         raise ValueError(f"margin must be a finite number, got {margin!r}.")
     if isinstance(draws, bool) or not isinstance(draws, int | np.integer) or draws < 1:
         raise ValueError(f"draws must be a whole number >= 1, got {draws!r}.")
+    if idata_mod.is_inference_data(y_true) or isinstance(y_true, xr.DataTree):
+        # a fit with a joint posterior (e.g. bcm.models.items): A and B are unit names
+        from bayescm.analysis.items_paired import joint_difference
+
+        diff, key = joint_difference(y_true, pred_a, pred_b, metric, label=label)
+        return _result(diff, key, margin, hdi_prob, class_label=label,
+                       names=(str(pred_a), str(pred_b)) if names is None else named)
     kclass = (labels is not None or label is not None or prior_counts is not None
               or not _is_binary_metric(metric) or _n_labels(y_true, pred_a, pred_b) > 2)
     if not kclass:

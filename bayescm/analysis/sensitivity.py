@@ -41,7 +41,11 @@ if TYPE_CHECKING:
 __all__ = ["BASELINE", "DEFAULTS", "PriorSensitivity", "prior_sensitivity", "scaled_prior"]
 
 DEFAULTS = ("flat", "defaults")
-"""Strings that stand for the family's default priors (flat for the built-in families)."""
+"""Strings that stand for the family's default priors (:func:`bayescm.priors.defaults`).
+``"flat"`` is another name for them, not a promise of flatness: the binary rates'
+Beta(1, 1) is flat, but the K-class defaults are Dirichlet(2/K) per row cell (flat only
+at K = 2), ``groups`` has Normal and HalfNormal priors and ``dawid_skene`` a
+diagonal-leaning confusion prior."""
 # fit's groups that a sensitivity analysis does not read: left out unless asked for
 _LEAN = {"predictive": False, "prior": False, "log_likelihood": False}
 
@@ -51,10 +55,13 @@ def scaled_prior(prior: Any, s: float) -> Any:
 
     Every concentration :math:`a` becomes :math:`a' = 1 + s\,(a - 1)`: ``s = 1`` is
     the prior itself, ``s = 0`` the flat Beta(1, 1) / Dirichlet(1, ..., 1).  The
-    pseudo-counts above the flat prior shrink by ``s``, so the mode keeps its direction
-    from the centre, :math:`(a' - 1) / (a' + b' - 2) = (a - 1) / (a + b - 2)`, while the
-    prior's weight shrinks.  Other priors (a Gamma concentration) have no flat member
-    and are returned unchanged.
+    pseudo-counts beyond the flat prior's, :math:`a - 1`, shrink by ``s``, so the mode
+    keeps its direction from the centre, :math:`(a' - 1) / (a' + b' - 2) = (a - 1) /
+    (a + b - 2)`.  The prior's weight shrinks only where its concentrations exceed 1: a
+    prior lighter than flat (Jeffreys' Beta(1/2, 1/2), the K-class default
+    Dirichlet(2/K) at K > 2) moves *up* to flat, which adds pseudo-cases (K per row
+    at ``s = 0`` instead of the default's 2).  Other priors (a Gamma concentration)
+    have no flat member and are returned unchanged.
 
     Examples
     --------
@@ -106,17 +113,20 @@ def prior_sensitivity(
     alternatives
         ``name -> priors``: each value is what the builder's ``priors=`` takes, applied
         on top of the model's own priors (``{"sensitivity": {"A": Beta(2, 1)}}``
-        changes A's sensitivity prior and keeps every other), or ``"flat"`` /
-        ``"defaults"`` for the family's default priors
-        (:func:`bayescm.priors.defaults`; flat for the built-in families).  The string
-        ``"flat"`` (or ``"defaults"``) alone means ``{"flat": "flat"}``.
+        changes A's sensitivity prior and keeps every other), or ``"defaults"`` (also
+        spelled ``"flat"``) for the family's default priors
+        (:func:`bayescm.priors.defaults`: flat Beta(1, 1) rates for the binary
+        families, but not flat for K classes, Dirichlet(2/K) per row cell, nor for
+        ``groups`` or ``dawid_skene``; :data:`DEFAULTS`).  The string ``"flat"`` (or
+        ``"defaults"``) alone means ``{"flat": "flat"}``.
     scale
         Factors :math:`s \in [0, 1]`, each giving an alternative ``"scaled s"`` in which
         every Beta and Dirichlet prior moves toward flat: each concentration
         :math:`a \mapsto 1 + s\,(a - 1)` (:func:`scaled_prior`).  This keeps the
-        direction of each prior's mode and shrinks its pseudo-counts by the factor
-        :math:`s`: ``s = 1`` is the baseline, ``s = 0`` flat.  ``None`` or ``()`` for
-        none.
+        direction of each prior's mode and shrinks its pseudo-counts beyond flat's by
+        the factor :math:`s`: ``s = 1`` is the baseline, ``s = 0`` flat (heavier than
+        a K-class default, whose concentrations 2/K are below 1).  ``None`` or ``()``
+        for none.
     parameters
         Variables to report (default: the family's parameters,
         :meth:`bayescm.models.Family.parameters`).  Metric keys (``"ppv"``) and derived

@@ -157,7 +157,7 @@ def deception(
         Per classifier or slice (and class for a per-class metric), indexed like
         :func:`metric_uncertainty`: ``r_informative`` =
         P(metric > rope), ``r_deceptive`` = P(metric < -rope), ``p_uninformative`` =
-        P(|metric| <= rope) and ``undefined`` = P(metric undefined); rows sum to 1.
+        ``P(|metric| <= rope)`` and ``undefined`` = P(metric undefined); rows sum to 1.
         BM is undefined in a predictive table without actual positives or negatives
         (``group="posterior_predictive"``); from a confusion matrix or a posterior
         ``undefined`` is 0.

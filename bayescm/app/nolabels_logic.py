@@ -39,6 +39,7 @@ from bayescm.app.one_classifier_logic import parse_prior
 from bayescm.app.pages_common import InputError, PageState, field, read_table
 from bayescm.app.raters_logic import DEFAULT_RATINGS
 from bayescm.data.agreement_cells import parse_cell
+from bayescm.models.hui_walter import PriorTruncationWarning
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -185,6 +186,7 @@ class Built:
     model: pm.Model
     identified: str  # "data", "priors" or "none"
     identifiability: str
+    truncation: tuple[str, ...] = ()  # the PriorTruncationWarnings, shown on the page
 
 
 def build(state: NoLabelsState) -> Built:
@@ -212,15 +214,22 @@ def build(state: NoLabelsState) -> Built:
     pairs = parse_pairs(state.dependence)
     with field("dependence"):
         bcm.models.hui_walter(table, conditional_dependence=pairs, identifiability="ignore")
-    with field("priors"), warnings.catch_warnings():
-        # the verdict is shown on the page (below), not raised as a warning
+    with field("priors"), warnings.catch_warnings(record=True) as caught:
+        # the verdict and the priors' truncation are shown on the page, not raised
         warnings.simplefilter("ignore", bcm.models.IdentifiabilityWarning)
+        warnings.simplefilter("always", PriorTruncationWarning)
         model = bcm.models.hui_walter(table, priors=priors, conditional_dependence=pairs)
+    cut = tuple(dict.fromkeys(str(w.message) for w in caught
+                              if issubclass(w.category, PriorTruncationWarning)))
+    for w in caught:  # anything else goes on as it came
+        if not issubclass(w.category, PriorTruncationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     fitjob.check_memory(model, state)  # the fit's memory estimate, before any fit starts
     # the family records its identifiability verdict with the model (as fit puts it
     # in idata.attrs)
     attrs = bcm.models.family_of(model).attrs(bcm.models.spec_of(model))
-    return Built(table, model, attrs["identifiability_status"], attrs["identifiability"])
+    return Built(table, model, attrs["identifiability_status"], attrs["identifiability"],
+                 cut)
 
 
 @dataclasses.dataclass(frozen=True)

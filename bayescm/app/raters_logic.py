@@ -251,8 +251,8 @@ def summarise_ratings(idata: Any, path: Path, *, hdi_prob: float = 0.95) -> Rate
     table = table[[c for c in keep if c in table.columns]]
     table = table.reorder_levels(["classifier", "metric", "class"]).sort_index(
         level=["classifier", "metric"], sort_remaining=False)
-    draws = idata.posterior["prevalence"].stack(sample=("chain", "draw")).transpose(
-        "class", "sample")
+    prevalence = bcm.idata.group(idata, "posterior")["prevalence"]
+    draws = prevalence.stack(sample=("chain", "draw")).transpose("class", "sample")
     lower, upper = bcm.stats.hdi(draws.values, hdi_prob)
     prevalence = pd.DataFrame(
         {"mean": draws.mean("sample").values, "sd": draws.std("sample").values,

@@ -51,6 +51,17 @@ def _floats(text: str) -> float | list[float]:
     return values[0] if len(values) == 1 else values
 
 
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(
+            f"takes a whole number >= 0, e.g. --seed 1 (got {text!r}).")
+    return seed
+
+
 def _prior_arg(text: str) -> tuple[str, str]:
     name, sep, spec = text.partition("=")
     if not sep or not name or not spec:
@@ -128,7 +139,7 @@ def _build_parser() -> argparse.ArgumentParser:
                         "fewer for many matrices, so that HDI bounds are stable to 0.005; "
                         "1000 x 4 chains for NUTS)")
     s.add_argument("--chains", type=int, default=4)
-    s.add_argument("--seed", type=int, default=None)
+    s.add_argument("--seed", type=_seed, default=None)
     s.add_argument("--json", action="store_true",
                    help="machine-readable output; its 'metrics' are {metric: statistics} for "
                         "a binary matrix, {classifier: {metric: statistics, or {class: "
@@ -164,14 +175,14 @@ def _build_parser() -> argparse.ArgumentParser:
     u.add_argument("--draws", type=int, default=1000,
                    help="draws per chain, as in bcm.fit (total = draws x chains)")
     u.add_argument("--chains", type=int, default=4)
-    u.add_argument("--seed", type=int, default=None)
+    u.add_argument("--seed", type=_seed, default=None)
     u.add_argument("--json", action="store_true")
 
-    cli_raters.add_parser(sub, _prior_arg)
+    cli_raters.add_parser(sub, _prior_arg, _seed)
 
     d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
-    d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--seed", type=_seed, default=1)
 
     a = sub.add_parser("app", help="serve the web app and print its address",
                        description="Serve the web app (Panel) until Ctrl+C; open the printed "
@@ -373,8 +384,11 @@ def _unlabeled(args: argparse.Namespace) -> int:
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
     check = bcm.posterior_predictive_check(idata)
     report = bcm.check_convergence(idata)
-    notes = [str(w.message) for w in caught
-             if issubclass(w.category, bcm.models.IdentifiabilityWarning | bcm.ConvergenceWarning)]
+    # bayescm's warnings of this fit, each once (in the order raised); others are noise here
+    from bayescm.models.hui_walter import PriorTruncationWarning
+
+    shown = (PriorTruncationWarning, bcm.models.IdentifiabilityWarning, bcm.ConvergenceWarning)
+    notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, shown)))
     if args.json:
         out = {
             "counts": {p: dict(zip(tab.patterns, map(int, row), strict=True))
@@ -399,12 +413,15 @@ def _unlabeled(args: argparse.Namespace) -> int:
         print()
         return 0
     print(tab)
-    print(f"\n{idata.attrs.get('identifiability', '')}\n")
+    # a verdict that warned is said once, on stderr below; one that did not, here
+    verdict = str(idata.attrs.get("identifiability", ""))
+    print(f"\n{verdict}\n" if verdict not in notes else "")
     with pd.option_context("display.width", 140, "display.max_rows", 500):
         print(table.to_string(float_format=lambda v: f"{v:.4f}"))
         print("\nPosterior predictive check (chi-square discrepancy):")
         print(check.to_string(float_format=lambda v: f"{v:.3f}"))
-    print("\n" + report.message())
+    if report.message() not in notes:
+        print("\n" + report.message())
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     return 0

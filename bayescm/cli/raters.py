@@ -26,8 +26,9 @@ import pandas as pd
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(sub: Any, prior_arg: Any) -> None:
-    """The ``raters`` subcommand's options (``prior_arg`` reads ``NAME=SPEC``)."""
+def add_parser(sub: Any, prior_arg: Any, seed_arg: Any = int) -> None:
+    """The ``raters`` subcommand's options (``prior_arg`` reads ``NAME=SPEC``, ``seed_arg``
+    a seed as the other subcommands do)."""
     r = sub.add_parser("raters", help="many raters' K-class labels without (or with a few) "
                        "gold labels: each rater's confusion matrix and each item's class "
                        "(Dawid-Skene)")
@@ -58,7 +59,7 @@ def add_parser(sub: Any, prior_arg: Any) -> None:
     r.add_argument("--draws", type=int, default=1000,
                    help="draws per chain, as in bcm.fit (total = draws x chains)")
     r.add_argument("--chains", type=int, default=4)
-    r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--seed", type=seed_arg, default=None)
     r.add_argument("--items-out", type=Path, default=None, metavar="FILE",
                    help="write every item's class probabilities (mean, HDI) to this CSV")
     r.add_argument("--show-items", type=int, default=10, metavar="N",
@@ -164,10 +165,11 @@ def run(args: argparse.Namespace, nested_priors: Any) -> int:
 
 def _prevalence(idata: Any, hdi_prob: float) -> pd.DataFrame:
     """Each class's prevalence: posterior mean, sd and HDI."""
+    from bayescm import idata as idata_mod
     from bayescm.stats import hdi
 
-    draws = idata.posterior["prevalence"].stack(sample=("chain", "draw")).transpose(
-        "class", "sample")
+    prevalence = idata_mod.group(idata, "posterior")["prevalence"]
+    draws = prevalence.stack(sample=("chain", "draw")).transpose("class", "sample")
     lower, upper = hdi(draws.values, hdi_prob, axis=-1)
     return pd.DataFrame({"mean": draws.mean("sample").values, "sd": draws.std("sample").values,
                          "hdi_lower": lower, "hdi_upper": upper},

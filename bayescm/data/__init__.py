@@ -7,6 +7,8 @@
   helpers in :mod:`bayescm.data.multiclass_tables`);
 * :mod:`bayescm.data.agreement` -- :class:`AgreementTable`, the outcome patterns of
   classifiers on unlabelled cases (cells in :mod:`bayescm.data.agreement_cells`);
+* :mod:`bayescm.data.items` -- :class:`ItemResults`, benchmark results item by item
+  (frames in :mod:`bayescm.data.items_frames`);
 * :mod:`bayescm.data.datasets` -- the example data shipped with bayescm.
 
 Everything above the data layer (priors, models, inference, analysis) takes these
@@ -31,6 +33,7 @@ from bayescm.data.counts import (
     unit_names,
     validate_counts,
 )
+from bayescm.data.items import ItemResults
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.data.ratings import RatingsTable
 
@@ -41,6 +44,7 @@ __all__ = [
     "AgreementTable",
     "ConfusionMatrix",
     "CountsError",
+    "ItemResults",
     "MulticlassConfusionMatrix",
     "RatingsTable",
     "check_labels",

@@ -158,11 +158,23 @@ class AgreementTable:
         explicitly).  Cells with missing results (``"+?"``) and verified cells
         (``"+-|D+"``) may be added; cells of their blocks that are not given are 0.
         """
+        if not isinstance(counts, Mapping):
+            raise TypeError(
+                "counts must be a mapping {pattern: count}, e.g. {'++': 40, '+-': 3, "
+                "'-+': 7, '--': 100}, or {population: {pattern: count}}; not "
+                f"{type(counts).__name__}."
+            )
         if not counts:
             raise CountsError("No counts given.")
         first = next(iter(counts.values()))
         nested = isinstance(first, Mapping)
         tables = dict(counts) if nested else {"all": counts}
+        bad = [pop for pop, table in tables.items() if not isinstance(table, Mapping)]
+        if bad:
+            raise TypeError(
+                f"counts by population must map every population to {{pattern: count}}; "
+                f"population(s) {bad} are not mappings."
+            )
         keys = [str(k) for table in tables.values() for k in table]
         lengths = {len(parse_cell(k)[0]) for k in keys}
         if len(lengths) != 1:

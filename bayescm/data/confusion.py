@@ -33,8 +33,9 @@ from bayescm.data.counts import (
 __all__ = ["CELLS", "MAX_COUNT", "UNIT_DIMS", "ConfusionMatrix", "CountsError", "is_boolean",
            "resolve_positive", "unit_names", "unit_of", "validate_counts"]
 
-UNIT_DIMS: tuple[str, ...] = ("classifier", "slice")
-"""The batch dims of labelled confusion matrices: classifiers, or the slices of one."""
+UNIT_DIMS: tuple[str, ...] = ("classifier", "slice", "model")
+"""The batch dims of labelled results: classifiers, the slices of one, or the models of
+item-level benchmark results (:class:`~bayescm.ItemResults`)."""
 
 
 def unit_of(obj: Any) -> str | None:
@@ -145,6 +146,12 @@ class ConfusionMatrix:
     @classmethod
     def from_counts(cls, counts: Mapping[str, Any], *, classifier: Any = None) -> ConfusionMatrix:
         """Build from a mapping with keys ``tp, fn, fp, tn`` (any order, any case)."""
+        if not isinstance(counts, Mapping):
+            raise TypeError(
+                f"counts must be a mapping such as {{'tp': 26, 'fn': 0, 'fp': 2, 'tn': 6}}, "
+                f"not {type(counts).__name__}; for a table of counts use "
+                "ConfusionMatrix.from_frame."
+            )
         lower = {str(k).lower(): v for k, v in counts.items()}
         missing = [c for c in CELLS if c not in lower]
         extra = sorted(set(lower) - set(CELLS))

@@ -35,6 +35,7 @@ from bayescm.data.ratings_frames import (
     plain,
 )
 from bayescm.data.ratings_patterns import RatingPatterns, collapse
+from bayescm.data.ratings_predictions import from_predictions as _from_predictions
 
 __all__ = ["DIMS", "RatingsTable"]
 
@@ -219,6 +220,10 @@ class RatingsTable:
                                 "gold" if gold is not None and isinstance(gold, str) else gold,
                                 labels)
         return table._with_rater_order(names)
+
+    #: The model under test and its judges as raters of the same items
+    #: (:func:`bayescm.data.ratings_predictions.from_predictions`).
+    from_predictions = classmethod(_from_predictions)
 
     @classmethod
     def _from_frame(cls, frame: pd.DataFrame, item: str, rater: str, rating: str, gold: Any,

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bayescm._errors import SizeError  # defined at the floor: the models raise it too
+
 if TYPE_CHECKING:
     import pymc as pm
 
@@ -77,11 +79,6 @@ STATS_PER_STEP = 20
 """Sampler statistics per NUTS step (step size, tree depth, energy, ...), in values."""
 CHAIN_BYTES = 2**20
 """Fixed cost of one chain (its sampler state and trace buffers), bytes."""
-
-
-class SizeError(ValueError):
-    """A call would need more memory than bayescm lets one call plan for
-    (:func:`memory_limit`); the message says what to use instead."""
 
 
 def _read_int(path: str) -> int | None:
@@ -178,7 +175,7 @@ def check_memory(nbytes: float, what: str, instead: str, *, limit: float | None 
     >>> check_memory(80e9, "The lattice", "Use fewer cases.")
     Traceback (most recent call last):
     ...
-    bayescm.inference.budget.SizeError: The lattice would need about 74.5 GiB of memory, ...
+    bayescm.SizeError: The lattice would need about 74.5 GiB of memory, ...
     """
     if limit is None:
         limit = memory_limit()

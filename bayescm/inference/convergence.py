@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from bayescm import idata as idata_mod
+from bayescm.inference.arguments import check_fit_result
 
 if TYPE_CHECKING:  # ArviZ is imported when a check runs, not with bayescm
     import arviz as az
@@ -256,6 +257,8 @@ def check_convergence(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}.")
+    check_fit_result(idata)
+    _check_thresholds(rhat_max, ess_min)
     post = idata_mod.group(idata, "posterior")
     attrs = idata_mod.attrs(idata)
     if var_names is None:
@@ -293,6 +296,20 @@ def check_convergence(
         ess_min=float(ess_min if ess_min is not None else 100 * chains),
         independent=independent, computed_by=computed_by,
     )
+
+
+def _check_thresholds(rhat_max: object, ess_min: object) -> None:
+    """R-hat is >= 1 by construction: a bound at or below 1 could never be met."""
+    def number(v: object) -> bool:
+        return isinstance(v, int | float | np.integer | np.floating) and not isinstance(
+            v, bool | np.bool_) and not math.isnan(float(v))
+
+    if not (number(rhat_max) and float(rhat_max) > 1):
+        raise ValueError(f"rhat_max must be a number above 1 (R-hat is never below 1; "
+                         f"the usual bound is 1.01), got {rhat_max!r}.")
+    if ess_min is not None and not (number(ess_min) and float(ess_min) >= 0):
+        raise ValueError(f"ess_min must be a number >= 0 (default 100 per chain), or None, "
+                         f"got {ess_min!r}.")
 
 
 def _arviz_affordable(x: np.ndarray, fit_seconds: float | None) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -240,6 +240,15 @@ is_multiclass = metric_registry.is_multiclass_dims
 def metric_keys(metrics: Sequence[str] | str | None, dims: Sequence[str]) -> list[str]:
     """Keys of the requested metrics, from the registry that fits ``theta``'s ``dims``
     (binary cells, or K×K tables: the multiclass registry)."""
+    if not (metrics is None or isinstance(metrics, str)):
+        listed = (list(metrics) if isinstance(metrics, Iterable)
+                  and not isinstance(metrics, bytes | Mapping) else None)
+        if listed is not None and all(isinstance(m, str) for m in listed):
+            metrics = listed  # a generator is read once, here
+        else:
+            raise TypeError("metrics takes a name or a list of names (e.g. 'tpr' or "
+                            "['tpr', 'tnr']), or None for all of them; got "
+                            f"{type(metrics).__name__} {metrics!r}.")
     if is_multiclass(dims):
         return [m.key for m in metric_registry.resolve_multiclass(metrics)]
     return [m.key for m in metric_registry.resolve(metrics)]

@@ -38,6 +38,7 @@ from bayescm import idata as idata_mod
 from bayescm.family import Conjugate, Family, families, family_of, is_unmodified, spec_of
 from bayescm.inference import budget, engines
 from bayescm.inference import draws as draws_mod
+from bayescm.inference.arguments import check_seed, check_target_accept
 from bayescm.inference.convergence import ConvergenceError, ConvergenceWarning, check_convergence
 
 if TYPE_CHECKING:
@@ -183,6 +184,8 @@ def fit(
     if draws is None:
         draws = draws_mod.default_draws(model, sampler, chains)
     _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
+    check_seed(random_seed)
+    check_target_accept(target_accept)
     fit_start = time.perf_counter()
     keys = draws_mod.metric_keys(metrics, model.named_vars_to_dims.get("theta") or ())
     spec = spec_of(model)
@@ -309,6 +312,7 @@ def fit_closed_form(
 
     fam = get_family(family) if isinstance(family, str) else family
     check_sizes(1000 if draws is None else draws, 0, chains, sampler="exact")
+    check_seed(random_seed)
     closed = fam.closed_form(data, priors, options)
     if closed is None:
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "

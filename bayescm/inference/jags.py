@@ -137,7 +137,8 @@ def fit_twin(
     if family is None or family.jags is None:
         raise ValueError("This model's family has no JAGS twin (families with one: "
                          f"{_with_twin()}).")
-    twin = family.jags
+    # a family whose models have several twins (dawid_skene's poolings) picks one per spec
+    twin = family.jags_twin(spec) if hasattr(family, "jags_twin") else family.jags
     inits = twin.inits(np.random.default_rng(seed), spec, chains)
     raw, wall = run(script_path(twin.script), twin.data(model, spec), inits,
                     twin.monitors(spec), burn=burn, draws=draws, thin=thin, seed=seed)

@@ -30,13 +30,14 @@ those numbers); for a complete table this is :math:`n\,\pi`.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayescm import idata as idata_mod
+from bayescm.inference.arguments import check_fit_result
 from bayescm.stats import SAMPLE_DIMS
 
 if TYPE_CHECKING:
@@ -98,6 +99,24 @@ def _cases_of_block(y: xr.DataArray, cell: str) -> np.ndarray:
     return counts @ onehot @ onehot.T
 
 
+def _family_tables(idata: az.InferenceData, post: xr.Dataset) -> Any:
+    """``(observed, replicated, expected)`` tables from the fit's family's
+    ``predictive_check_tables`` hook, or None when its family has none."""
+    from bayescm.family import families
+
+    family = families().get(idata_mod.attrs(idata).get("model"))
+    if family is None or not hasattr(family, "predictive_check_tables"):
+        return None
+    from bayescm.inference.persist import read_spec
+
+    record = read_spec(idata)
+    if record is None:
+        return None
+    return family.predictive_check_tables(
+        post, idata_mod.group(idata, "observed_data")["counts"],
+        idata_mod.group(idata, "posterior_predictive")["counts"], record[1])
+
+
 def _discrepancy(y: np.ndarray, expected: np.ndarray, statistic: str) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         if statistic == "chi2":
@@ -139,20 +158,28 @@ def posterior_predictive_check(
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}.")
+    check_fit_result(idata)
     for group in ("posterior", "posterior_predictive", "observed_data"):
         if not idata_mod.has_group(idata, group):
             raise KeyError(f"The check needs group {group!r}; fit with predictive=True.")
     post = idata_mod.group(idata, "posterior")
-    prob = post["pattern_prob"] if "pattern_prob" in post else post.get("theta")
-    if prob is None:
-        raise KeyError("The posterior has neither 'pattern_prob' nor 'theta'.")
-    cell = prob.dims[-1]
-    unit = next(d for d in prob.dims if d not in (*SAMPLE_DIMS, cell))
-    y = idata_mod.group(idata, "observed_data")["counts"].transpose(unit, cell)
-    rep = idata_mod.group(idata, "posterior_predictive")["counts"].transpose(
-        *SAMPLE_DIMS, unit, cell)
-    prob = prob.transpose(*SAMPLE_DIMS, unit, cell)
-    expected = prob.values * _cases_of_block(y, cell)
+    tables = _family_tables(idata, post)
+    if tables is not None:  # a family that says what to compare (dawid_skene: agreement)
+        y, rep, expected_da = tables
+        unit, cell = y.dims
+        expected = expected_da.transpose(*SAMPLE_DIMS, unit, cell).values
+        rep = rep.transpose(*SAMPLE_DIMS, unit, cell)
+    else:
+        prob = post["pattern_prob"] if "pattern_prob" in post else post.get("theta")
+        if prob is None:
+            raise KeyError("The posterior has neither 'pattern_prob' nor 'theta'.")
+        cell = prob.dims[-1]
+        unit = next(d for d in prob.dims if d not in (*SAMPLE_DIMS, cell))
+        y = idata_mod.group(idata, "observed_data")["counts"].transpose(unit, cell)
+        rep = idata_mod.group(idata, "posterior_predictive")["counts"].transpose(
+            *SAMPLE_DIMS, unit, cell)
+        prob = prob.transpose(*SAMPLE_DIMS, unit, cell)
+        expected = prob.values * _cases_of_block(y, cell)
     d_obs = _discrepancy(y.values.astype(float), expected, statistic)
     d_rep = _discrepancy(rep.values.astype(float), expected, statistic)
     names = [str(v) for v in y[unit].values]

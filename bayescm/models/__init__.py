@@ -31,6 +31,7 @@ from bayescm.models.hui_walter import (
     check_identifiability,
     hui_walter,
 )
+from bayescm.models.items import items
 from bayescm.models.multiclass_cells import multiclass_cells
 from bayescm.models.multiclass_rows import multiclass_rows
 from bayescm.models.multiclass_rows.weight import PriorWeightWarning
@@ -58,6 +59,7 @@ __all__ = [
     "groups",
     "hui_walter",
     "is_unmodified",
+    "items",
     "multiclass_cells",
     "multiclass_rows",
     "register_family",

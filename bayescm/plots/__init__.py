@@ -23,12 +23,17 @@ kind of picture:
   prior's posterior interval next to the baseline's, per parameter (a forest);
 * :mod:`~bayescm.plots.fairness` -- :func:`disparity`: each slice's metric against the
   rest (a forest), and :func:`alert_timeline`: a monitored metric per time window with
-  its threshold and first alert.
+  its threshold and first alert;
+* :mod:`~bayescm.plots.folds` -- :func:`fold_difference`: the posterior of a mean
+  difference across cross-validation folds with the ROPE shaded, and for a comparison
+  across data sets :func:`datasets_simplex` (the predictive for a new data set in a
+  triangle) and :func:`datasets_forest` (each data set's shrunk difference).
 """
 
 from bayescm.plots.curves import coverage, curve_bands
 from bayescm.plots.decisions import leaderboard, sample_size_curve
 from bayescm.plots.fairness import alert_timeline, disparity
+from bayescm.plots.folds import datasets_forest, datasets_simplex, fold_difference
 from bayescm.plots.pmf import metric_pmf, roc_space_pmf
 from bayescm.plots.posteriors import NO_SKILL, metric_posterior
 from bayescm.plots.sensitivity import prior_sensitivity
@@ -38,7 +43,10 @@ __all__ = [
     "alert_timeline",
     "coverage",
     "curve_bands",
+    "datasets_forest",
+    "datasets_simplex",
     "disparity",
+    "fold_difference",
     "leaderboard",
     "metric_pmf",
     "metric_posterior",

@@ -39,7 +39,7 @@ def disparity(result: Disparity, *, ax: Axes | None = None) -> Axes:
     Returns
     -------
     matplotlib.axes.Axes
-        One row per group with cases (first on top), the band |difference| <= threshold
+        One row per group with cases (first on top), the band ``|difference| <= threshold``
         shaded; the title gives P(largest gap > threshold).
 
     Examples

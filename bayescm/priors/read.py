@@ -156,7 +156,9 @@ def _coerce_any(spec: Any, kind: str | None, name: str, k: int | None) -> Prior:
         if kind == "dirichlet" and spec and all(isinstance(r, Sequence) for r in spec):
             return Dirichlet(spec)  # a matrix of rows
         try:
-            values = tuple(float(v) for v in spec)
+            # True is not a concentration, though float(True) == 1.0
+            values = () if any(isinstance(v, bool) for v in spec) else tuple(
+                float(v) for v in spec)
         except (TypeError, ValueError):
             values = ()
         if kind == "dirichlet" and values:

@@ -21,11 +21,12 @@ from tests.app_support import screenshot, text_of
 
 pytestmark = pytest.mark.engine("chromium")
 
-MESSAGE_S = 15.0  # the page's first message, on a loaded 2-core machine (13 s before: none)
-# of which the server's session, building (and rendering to Bokeh) the page that refuses
-# the link: measured 0.6-1.0 s on a loaded 2-core machine, as much as a plain link's page
-# (the refusal itself takes milliseconds: test_app_bounds.py); before, 13 s and more
-BUILD_S = 3.0
+# Hang guards, not speed targets (timings belong in benchmarks/ scripts, never
+# asserted here: machines are noisy).  Before the bounds, such a link held the server for
+# 13 s and more and 3.7 GB; what tells the fix apart is the memory and that no fit
+# starts, asserted below, and the message arriving at all.
+MESSAGE_S = 60.0
+BUILD_S = 30.0
 MAX_BYTES = 100e6
 
 

@@ -218,3 +218,54 @@ def test_state_round_trips_through_the_url() -> None:
     state = nl.NoLabelsState(table=PARTIAL, priors="sensitivity A: beta(20, 4)",
                              dependence="A~B", draws=500)
     assert nl.NoLabelsState.from_query(state.to_query()) == state
+
+
+# error rates' priors given for the rates
+CUT_PRIORS = "sensitivity A: beta(2, 8)\nspecificity A: beta(2, 8)"
+
+
+def test_priors_cut_at_se_plus_sp_one_are_the_librarys_warning() -> None:
+    """Beta(2, 8) for both of A's rates puts 99.83% of their mass where Se + Sp < 1: the
+    library warns (PriorTruncationWarning) and the build keeps that message, once, for
+    the page; priors inside the region give none."""
+    from bayescm.models.hui_walter import PriorTruncationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bcm.models.hui_walter(nl.parse_table(nl.DEFAULT_TABLE),
+                              priors={"sensitivity": {"A": "beta:2,8"},
+                                      "specificity": {"A": "beta:2,8"}})
+    library = [str(w.message) for w in caught if w.category is PriorTruncationWarning]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the build raises no warning of its own
+        built = nl.build(nl.NoLabelsState(priors=CUT_PRIORS))
+    assert built.truncation == tuple(library) and len(library) == 1
+    assert "put 99.83% of their mass where Se + Sp < 1" in built.truncation[0]
+    assert nl.build(nl.NoLabelsState()).truncation == ()
+
+
+def test_the_page_shows_the_truncation_as_it_shows_the_verdict(monkeypatch) -> None:
+    """The page opened at a link with such priors shows the message under the
+    identifiability verdict (escaped HTML), and nothing of the kind without them."""
+    import html
+    import types
+    import urllib.parse
+
+    from bayescm.app import state
+    from bayescm.app.pages.nolabels import NoLabels
+
+    location = types.SimpleNamespace(search="")
+    monkeypatch.setattr(state, "_session_location", lambda: location)
+
+    def opened(query: dict) -> NoLabels:
+        location.search = "?" + urllib.parse.urlencode(query)
+        page = NoLabels()
+        page.view()
+        page.edited()
+        return page
+
+    note = nl.build(nl.NoLabelsState(priors=CUT_PRIORS)).truncation[0]
+    shown = opened({"priors": CUT_PRIORS}).verdict.object
+    assert f'<span data-testid="prior-truncation">{html.escape(note)}</span>' in shown
+    assert shown.index('data-testid="identifiability"') < shown.index("prior-truncation")
+    assert "prior-truncation" not in opened({}).verdict.object

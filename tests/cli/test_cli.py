@@ -349,3 +349,27 @@ def test_summarize_text_shows_a_tiny_width_and_the_notes(capsys):
     width = line.split()[line.split().index("Accuracy") + 7]  # plug_in mean sd median lo hi w
     assert width != "0.0000" and float(width) > 0
     assert "tnr: exact: Beta(1e+09, 2)" in out
+
+
+def test_unlabeled_says_each_warning_once_as_a_plain_line_on_stderr(capsys):
+    """The identifiability verdict that warned was printed on stdout and again on stderr,
+    and the PriorTruncationWarning was dropped: now each warning is one ``warning: ...``
+    line on stderr (no Python ``file.py:123: XWarning:`` line), said once in all."""
+    import re
+
+    argv = ["unlabeled", "--counts", "++=40,+-=3,-+=7,--=100", "--prior",
+            "sensitivity.A=beta:1,3", "--prior", "specificity.A=beta:1,3", "--draws", "200",
+            "--chains", "2", "--seed", "1", "--metrics", "tpr"]
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    both = out + err
+    # the truncation of A's priors (Beta(1, 3) twice: 95% of the mass cut), once
+    assert both.count("put 95.00% of their mass where Se + Sp < 1") == 1
+    assert "warning: The priors of classifier 'A'" in err
+    # two classifiers, one population, default priors elsewhere: not identified, once
+    assert both.count("the model is not identified") == 1 and "not identified" in err
+    # the convergence verdict once: on stdout when it passed, as a warning when not
+    assert len(re.findall(r"(?i)\bconverged\b", both)) == 1
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith(("warning: ", "- ")) for ln in lines), lines
+    assert not re.search(r"\.py:\d+: \w*Warning", err) and "Traceback" not in err

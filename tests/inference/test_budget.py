@@ -56,6 +56,17 @@ def test_draws_tune_and_chains_are_bounded_before_sampling(cocaine, options):
     assert isinstance(err, ValueError)  # bayescm's own error is a ValueError
 
 
+def test_size_error_is_public_one_class_and_raised_before_allocating(cocaine):
+    """``bcm.SizeError`` is the class every bound raises: ``draws=10**9`` (4 chains x 10^9
+    float64 steps, 29.8 GiB, over the 8 GiB cap) is refused in well under a second with
+    less than 100 MB allocated (``refused_fast``), and it is a ValueError."""
+    assert bcm.SizeError is SizeError and issubclass(bcm.SizeError, ValueError)
+    assert "SizeError" in bcm.__all__ and repr(bcm.SizeError) == "<class 'bayescm.SizeError'>"
+    err = refused_fast(lambda: bcm.fit(cocaine, sampler="exact", draws=10**9, random_seed=1),
+                       bcm.SizeError)
+    assert "29.8 GiB" in str(err) and "fewer draws" in str(err)
+
+
 def test_check_sizes_bounds_the_steps_alone():
     with pytest.raises(SizeError, match="250,000 chains"):
         check_sizes(4, 1, 250_000)

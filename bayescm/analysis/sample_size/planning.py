@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.sample_size.binary import plan_binary, sample_size_rule
 from bayescm.analysis.sample_size.multiclass import plan_multiclass
@@ -231,6 +232,11 @@ def sample_size(
     >>> plan.n_required
     294
     """
+    if pilot is not None and not isinstance(pilot, ConfusionMatrix | MulticlassConfusionMatrix
+                                            ) and not idata_mod.is_inference_data(pilot):
+        raise TypeError("pilot must be one bayescm.ConfusionMatrix, one "
+                        "MulticlassConfusionMatrix or a multiclass fit's InferenceData, got "
+                        f"{type(pilot).__name__}.")
     if rows is not None or (pilot is not None and registry.registry_for(pilot).multiclass):
         if generating is not None:
             raise ValueError("generating=(mode, concentration) describes one binary rate; a "

@@ -142,7 +142,11 @@ class NoLabels:
         self.verdict.object = (
             f'<p style="color:{VERDICT_COLORS[b.identified]}"><b>Identifiability '
             f'(<span data-testid="identified">{b.identified}</span>).</b> '
-            f'<span data-testid="identifiability">{html.escape(b.identifiability)}</span></p>')
+            f'<span data-testid="identifiability">{html.escape(b.identifiability)}</span></p>'
+            # priors mostly where Se + Sp < 1 are cut: said as plainly as the verdict
+            + "".join(f'<p style="color:{VERDICT_COLORS["priors"]}"><b>Priors cut.</b> '
+                      f'<span data-testid="prior-truncation">{html.escape(note)}</span></p>'
+                      for note in getattr(b, "truncation", ())))
         self.runner.set_ready(True)
 
     # -- sampling ----------------------------------------------------------------------------

@@ -32,7 +32,16 @@ import xarray as xr
 from bayescm.data.ratings import RatingsTable
 from bayescm.family import Family, Kernel, ModelSpec, attach, register_family
 from bayescm.models._spec import counts_data, data_value
+from bayescm.models.dawid_skene.hierarchical import (
+    PARTIAL_PRIORS,
+    build_confusion,
+    centred,
+    default_partial_priors,
+    partial_kernel,
+    partial_prior_draws,
+)
 from bayescm.models.dawid_skene.identifiability import identify
+from bayescm.models.dawid_skene.labelling import LabelSwitchingWarning, label_switching
 from bayescm.models.dawid_skene.likelihood import (
     class_probabilities,
     em_start,
@@ -43,7 +52,7 @@ from bayescm.models.dawid_skene.likelihood import (
     replicate,
     tensor_logp,
 )
-from bayescm.models.dawid_skene.twin import TWIN
+from bayescm.models.dawid_skene.twin import TWIN, twin_for
 from bayescm.models.hui_walter import IdentifiabilityError, IdentifiabilityWarning
 from bayescm.priors import Dirichlet, PriorError
 from bayescm.priors import resolve as resolve_priors
@@ -59,13 +68,6 @@ POOLING = ("none", "partial")
 #: Above this many values (draws x items x raters x labels) replicated rating tables are
 #: left out of a fit's predictive groups.
 PREDICTIVE_MAX_VALUES = 50_000_000
-#: Relabelled draws below this share (and no chain mostly relabelled) are noted in the
-#: posterior's attrs without a warning: they move no summary beyond Monte Carlo error.
-RELABELLED_SHARE = 0.01
-
-
-class LabelSwitchingWarning(IdentifiabilityWarning):
-    """Draws in which the classes fit the raters' labels better after a relabelling."""
 
 
 def default_priors_for(k: int) -> dict[str, Dirichlet]:
@@ -111,8 +113,14 @@ def dawid_skene(ratings: RatingsTable, *, priors: Mapping[str, Any] | None = Non
         Defaults: :func:`default_priors_for` (prevalence Dirichlet(2/K), rows with 2 on
         the diagonal and 1 off it).  Improper priors are refused.
     pooling
-        ``"none"``: each rater's matrix on its own.  ``"partial"`` (hierarchical
-        Dawid–Skene, Paun et al. 2018) is not implemented yet.
+        ``"none"``: each rater's matrix on its own.  ``"partial"``: hierarchical
+        Dawid–Skene (Paun et al. 2018, :mod:`~bayescm.models.dawid_skene.hierarchical`):
+        row :math:`c` of rater :math:`r` is :math:`\operatorname{softmax}(u_{rc\cdot})`,
+        :math:`u_{rcc} = 0`, :math:`u_{rcl} = \zeta_{cl} + \sigma_{cl}\eta_{rcl}`, so
+        raters with few ratings borrow from the others.  Its priors are
+        ``"prevalence"``, ``"confusion_logit_mean"`` (a Normal for every :math:`\zeta`,
+        default Normal(-1, 1.14)) and ``"confusion_logit_scale"`` (a HalfNormal for
+        every :math:`\sigma`, default HalfNormal(1)); no ``"confusion"``.
     identifiability
         ``"warn"`` (default), ``"raise"`` (:class:`~bayescm.models.IdentifiabilityError`
         when neither the design nor the priors identify the model) or ``"ignore"``.
@@ -129,7 +137,13 @@ def dawid_skene(ratings: RatingsTable, *, priors: Mapping[str, Any] | None = Non
         ``pattern_gold`` (-1: no gold), ``prevalence_alpha``, ``confusion_alpha``;
         deterministic ``theta`` (dims ``classifier, actual, predicted``: each rater as a
         classifier, :math:`\pi_a \theta_{rap}`), from which ``bcm.fit`` computes every
-        multiclass metric per rater.  ``bcm.fit``'s compiled
+        multiclass metric per rater.  With ``pooling="partial"``, ``confusion`` is
+        deterministic and the free ``confusion_logit_mean`` (ζ), ``confusion_logit_scale``
+        (σ; dims ``actual, error``: row ``a``'s K-1 other labels in label order) and
+        ``confusion_logit_z`` (η; dims ``rater, actual, error``), the deterministic
+        ``confusion_population`` (dims ``actual, predicted``: the rows at the population's
+        centre) and ``pm.Data`` ``confusion_logit_mu``, ``confusion_logit_sd``,
+        ``confusion_scale_sd`` replace ``confusion_alpha``.  ``bcm.fit``'s compiled
         density starts the chains around Dawid & Skene's EM estimate from majority
         votes (``spec_of(model).extra["start"]``), which fixes what each class means,
         and draws that fit the labels better relabelled are reported
@@ -152,9 +166,11 @@ def dawid_skene(ratings: RatingsTable, *, priors: Mapping[str, Any] | None = Non
     rt, resolved = spec.data, spec.priors
     pat = rt.patterns()
     labels = list(rt.labels)
+    partial = spec.options["pooling"] == "partial"
+    k = rt.n_classes
     coords = {"class": labels, "rater": list(rt.raters), "classifier": list(rt.raters),
               "actual": labels, "predicted": labels, "rating": labels, "item": list(rt.items),
-              "pattern": list(range(len(pat)))}
+              "pattern": list(range(len(pat))), "error": list(range(1, k))}
     with pm.Model(coords=coords) as model:
         counts_data(rt.counts.astype(np.int32), ("item", "rater", "rating"))
         value = pm.Data("pattern_counts", pat.counts.astype(np.int32),
@@ -163,11 +179,17 @@ def dawid_skene(ratings: RatingsTable, *, priors: Mapping[str, Any] | None = Non
         gold = pm.Data("pattern_gold", pat.gold.astype(np.int32), dims="pattern")
         a = pm.Data("prevalence_alpha", np.asarray(resolved["prevalence"][0].alpha, float),
                     dims="class")
-        b = pm.Data("confusion_alpha", np.stack([_rows(p, rt.n_classes)
-                                                 for p in resolved["confusion"]]),
-                    dims=("rater", "actual", "predicted"))
         prev = pm.Dirichlet("prevalence", a=a, dims="class")
-        conf = pm.Dirichlet("confusion", a=b, dims=("rater", "actual", "predicted"))
+        if partial:
+            mu, sd, tau = _partial_arrays(resolved, k)
+            conf = build_confusion(
+                k, pm.Data("confusion_logit_mu", mu, dims=("actual", "error")),
+                pm.Data("confusion_logit_sd", sd, dims=("actual", "error")),
+                pm.Data("confusion_scale_sd", tau, dims=("actual", "error")))
+        else:
+            b = pm.Data("confusion_alpha", np.stack([_rows(p, k) for p in resolved["confusion"]]),
+                        dims=("rater", "actual", "predicted"))
+            conf = pm.Dirichlet("confusion", a=b, dims=("rater", "actual", "predicted"))
         # each rater as a classifier: its K x K confusion probabilities (metrics' tables)
         pm.Deterministic("theta", prev[None, :, None] * conf,
                          dims=("classifier", "actual", "predicted"))
@@ -185,19 +207,25 @@ def _specify(ratings: Any, priors: Mapping[str, Any] | None, pooling: str,
                         f"or from_wide), got {type(ratings).__name__}.")
     if pooling not in POOLING:
         raise ValueError(f"pooling must be 'none' or 'partial', got {pooling!r}.")
-    if pooling == "partial":
-        raise NotImplementedError(
-            "pooling='partial' (hierarchical Dawid–Skene, Paun et al. 2018: the raters' "
-            "confusion rows drawn around shared ones) is not implemented yet. Use "
-            "pooling='none', and give raters with few ratings informative confusion priors "
-            "(e.g. the rows of a pooled fit) in the meantime.")
+    if pooling == "partial" and priors is not None and "confusion" in priors:
+        raise PriorError(
+            "pooling='partial' has no 'confusion' prior: every rater's rows are drawn around "
+            "the population's (softmax of logits against the diagonal). Set "
+            "'confusion_logit_mean' (a Normal for each off-diagonal logit, default "
+            "Normal(-1, 1.14)) and 'confusion_logit_scale' (a HalfNormal for how much raters "
+            "differ, default HalfNormal(1)), or use pooling='none'.")
     if identifiability not in ("warn", "raise", "ignore"):
         raise ValueError(f"identifiability must be 'warn', 'raise' or 'ignore', "
                          f"got {identifiability!r}.")
     k = ratings.n_classes
-    resolved = resolve_priors("dawid_skene", priors, ratings.raters,
-                              units={"prevalence": ["all"]}, base=default_priors_for(k),
-                              matrices={"confusion": list(ratings.labels)})
+    if pooling == "partial":
+        resolved = resolve_priors("dawid_skene", priors, ratings.raters,
+                                  units={n: ["all"] for n in ("prevalence", *PARTIAL_PRIORS)},
+                                  base=default_partial_priors(k))
+    else:
+        resolved = resolve_priors("dawid_skene", priors, ratings.raters,
+                                  units={"prevalence": ["all"]}, base=default_priors_for(k),
+                                  matrices={"confusion": list(ratings.labels)})
     improper = [name for name, per in resolved.items() if not all(p.proper for p in per)]
     if improper:
         raise PriorError(
@@ -205,17 +233,28 @@ def _specify(ratings: Any, priors: Mapping[str, Any] | None, pooling: str,
             "with them (a concentration of 0 lets a class or a rater's row vanish). Use "
             "concentrations > 0, e.g. the defaults "
             "(bayescm.models.dawid_skene.default_priors_for).")
-    ident = identify(ratings, resolved["confusion"])
+    # partial pooling: judged as with the non-pooled default rows (what borrowing from
+    # the other raters adds is not counted)
+    rows = resolved.get("confusion", [default_priors_for(k)["confusion"]] * ratings.n_raters)
+    ident = identify(ratings, rows)
     if ident.status != "data" and identifiability != "ignore":
         if identifiability == "raise" and ident.status == "none":
             raise IdentifiabilityError(ident.message)
         warnings.warn(ident.message, IdentifiabilityWarning, stacklevel=3)
     alpha = np.asarray(resolved["prevalence"][0].alpha, float)
-    beta = np.stack([_rows(p, k) for p in resolved["confusion"]])
+    beta = np.stack([_rows(p, k) for p in rows])
     start = em_start(ratings.patterns(), alpha, beta)
     return ModelSpec("dawid_skene", ratings, resolved,
                      options={"pooling": pooling, "identifiability": identifiability},
                      extra={"identifiability": ident, "start": start})
+
+
+def _partial_arrays(resolved: Mapping[str, Any], k: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """μ, s, τ of the partially pooled priors as ``(K, K-1)`` arrays."""
+    mean, scale = resolved["confusion_logit_mean"][0], resolved["confusion_logit_scale"][0]
+    shape = (k, k - 1)
+    return (np.full(shape, mean.mu), np.full(shape, mean.sigma), np.full(shape, scale.sigma))
 
 
 def _random(counts: np.ndarray):
@@ -245,33 +284,6 @@ def _draws(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     return prev.reshape(-1, prev.shape[-1]), conf.reshape(-1, *conf.shape[-3:])
 
 
-def label_switching(ds: xr.Dataset) -> tuple[str, bool] | None:
-    """A plain-words note when some draws fit the raters' labels better relabelled
-    (:func:`~bayescm.models.dawid_skene.likelihood.relabelling`), and whether it is
-    worth a warning (a chain mostly relabelled, or at least :data:`RELABELLED_SHARE`
-    of the draws); None when no draw is."""
-    conf = ds["confusion"].transpose(*SAMPLE_DIMS, "rater", "actual", "predicted").values
-    sigma = relabelling(conf)  # (chain, draw, K)
-    moved = np.any(sigma != np.arange(sigma.shape[-1]), axis=-1)  # (chain, draw)
-    if not moved.any():
-        return None
-    share = moved.mean(axis=1)
-    labels = ds["actual"].values.tolist()
-    worst = int(np.argmax(share))
-    _, idx = np.unique(sigma[worst][moved[worst]], axis=0, return_inverse=True)
-    common = sigma[worst][moved[worst]][np.bincount(idx.ravel()).argmax()]
-    swap = ", ".join(f"{labels[c]!r} <- {labels[s]!r}" for c, s in enumerate(common) if c != s)
-    if share.max() > 0.5:
-        return (f"Label switching: in chain(s) {np.flatnonzero(share > 0.5).tolist()} most "
-                f"draws fit the raters' labels better with the classes relabelled ({swap}): "
-                "those chains sit in a mirror-image mode. Refit with another seed, give the "
-                "confusion rows stronger diagonal priors, or add gold items."), True
-    return (f"{100 * moved.mean():.2g}% of the draws fit the raters' labels better with the "
-            f"classes relabelled (most often {swap}): the data barely tell those classes "
-            "apart. Their metrics mix the two labellings; stronger diagonal priors or gold "
-            "items would separate them."), bool(moved.mean() >= RELABELLED_SHARE)
-
-
 class DawidSkene(Family):
     """The Dawid–Skene family (no closed form; a compiled kernel; a JAGS twin)."""
 
@@ -281,25 +293,32 @@ class DawidSkene(Family):
     jags = TWIN
     log_likelihood_by_default = True
 
+    def jags_twin(self, spec: ModelSpec) -> Any:
+        """The JAGS twin of this model's pooling (``jags`` is the non-pooled one)."""
+        return twin_for(spec)
+
     def parameters(self, spec: ModelSpec) -> list[str]:
+        if spec.options.get("pooling") == "partial":
+            return ["prevalence", "confusion", "confusion_population", "confusion_logit_scale"]
         return ["prevalence", "confusion"]
 
     def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
         from bayescm.models.dawid_skene import kernel as _kernel_dawid_skene
 
+        if spec.options.get("pooling") == "partial":
+            return partial_kernel(model, spec)
         # the patterns as the model holds them now (pm.set_data is honoured), in CSR form
         counts = data_value(model, "pattern_counts")
         n_pat, r, k = counts.shape
-        p_, r_, l_ = np.nonzero(counts)
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(p_, minlength=n_pat))])
+        indptr, cell, count = _kernel_dawid_skene.csr(counts)
         prev0, conf0 = spec.extra["start"]
-        y0 = np.concatenate([_centred(prev0), _centred(conf0).ravel()])
+        y0 = np.concatenate([centred(prev0), centred(conf0).ravel()])
         user_data = np.concatenate([
-            [k, r, n_pat, p_.size],
+            [k, r, n_pat, cell.size],
             data_value(model, "prevalence_alpha").ravel(),
             data_value(model, "confusion_alpha").ravel(), y0,
             data_value(model, "multiplicity").ravel(), data_value(model, "pattern_gold").ravel(),
-            indptr, r_, l_, counts[p_, r_, l_]]).astype(float)
+            indptr, cell, count]).astype(float)
         return Kernel(_kernel_dawid_skene, user_data, y0.size, ["prevalence", "confusion"],
                       [(k,), (r, k, k)])
 
@@ -324,6 +343,8 @@ class DawidSkene(Family):
         leaves unchanged (equal prevalence concentrations, every rater's rows alike) is
         restricted exactly by relabelling its draws; any other by rejection (None when
         under one draw in a hundred is kept)."""
+        if spec.options.get("pooling") == "partial":
+            return partial_prior_draws(model, spec, size, rng)
         alphas = {name: data_value(model, f"{name}_alpha").astype(float)
                   for name in ("prevalence", "confusion")}
         k, n = alphas["prevalence"].size, int(np.prod(size))
@@ -402,6 +423,14 @@ class DawidSkene(Family):
         probs = class_probabilities(prev, conf, spec.data.patterns(), patterns)
         return probs.reshape(draws.sizes["chain"], draws.sizes["draw"], *probs.shape[1:])
 
+    def predictive_check_tables(self, post: xr.Dataset, observed: xr.DataArray,
+                                replicated: xr.DataArray, spec: ModelSpec) -> Any:
+        """Pairwise agreement tables for ``bcm.posterior_predictive_check``
+        (:func:`~bayescm.models.dawid_skene.checks.agreement_tables`)."""
+        from bayescm.models.dawid_skene.checks import agreement_tables
+
+        return agreement_tables(post, observed, replicated, spec.data)
+
     def attrs(self, spec: ModelSpec) -> dict[str, Any]:
         ident = spec.extra.get("identifiability")
         if ident is None:
@@ -417,7 +446,11 @@ class DawidSkene(Family):
             f"({', '.join(map(str, rt.labels))}); {rt.n_ratings} ratings, {n_gold} gold "
             "item(s). Class prevalence π ~ Dirichlet; rater r labels an item of class c as "
             "l with probability θ_rcl, each row θ_rc· ~ Dirichlet; given the class, ratings "
-            "are independent (across raters and a rater's repeats). An item's ratings have "
+            "are independent (across raters and a rater's repeats). " + (
+                "Partial pooling (Paun et al. 2018): row c of rater r is softmax(u_rc·) with "
+                "u_rcc = 0 and u_rcl = ζ_cl + σ_cl η_rcl, η ~ Normal(0, 1), population "
+                "logits ζ ~ Normal, scales σ ~ HalfNormal. "
+                if spec.options.get("pooling") == "partial" else "") + "An item's ratings have "
             "probability Σ_c π_c ∏ θ_rcl^n_rl (gold items: only their class); the class is "
             "summed out over identical rating patterns. Each rater's K×K confusion "
             "probabilities are π_a θ_rap. The chains start at Dawid & Skene's EM estimate "
@@ -425,6 +458,8 @@ class DawidSkene(Family):
             "labels better relabelled are reported.")
 
     def prior_units(self, spec: ModelSpec) -> Mapping[str, Sequence[str]]:
+        if spec.options.get("pooling") == "partial":
+            return {n: ["all"] for n in ("prevalence", *PARTIAL_PRIORS)}
         return {"prevalence": ["all"], "confusion": list(spec.data.raters)}
 
     def encode_data(self, data: RatingsTable) -> dict[str, Any]:
@@ -432,12 +467,6 @@ class DawidSkene(Family):
 
     def decode_data(self, payload: Mapping[str, Any]) -> RatingsTable:
         return RatingsTable.from_dict(payload)
-
-
-def _centred(p: np.ndarray) -> np.ndarray:
-    """PyMC's simplex coordinates of ``p`` (last axis): ``(log p - mean log p)[:-1]``."""
-    lp = np.log(p)
-    return (lp - lp.mean(axis=-1, keepdims=True))[..., :-1]
 
 
 def _theta(ds: xr.Dataset) -> xr.DataArray:

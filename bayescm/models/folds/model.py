@@ -16,15 +16,46 @@ mean:
 with :math:`\mu \sim \mathrm{Beta}(1, 1)`, concentration
 :math:`\kappa \sim \mathrm{Gamma}(2, 0.02)` (mean 100, i.e. fold rates typically
 within a few points of each other, with a long tail to small :math:`\kappa`, large
-variation) and :math:`\phi \sim \mathrm{Beta}(1, 1)`.  The model also carries the
-rates of a *new* fold, :math:`TPR_{new} \sim \mathrm{Beta}(\mu_+\kappa_+, (1 -
-\mu_+)\kappa_+)` (no data: its posterior is the posterior predictive of a fold),
-so ``fit`` reports every metric for ``"mean"`` (the rates :math:`\mu`) and for
-``"new fold"`` (what the next fold or retrained model is likely to achieve).
+variation) and :math:`\phi \sim \mathrm{Beta}(1, 1)`.
+
+How it is sampled
+    The fold rates are integrated out: given :math:`(\mu, \kappa)` each fold's hits
+    are Beta-binomial,
+
+    .. math::
+
+        tp_k \mid \mu_+, \kappa_+ \sim
+            \mathrm{BetaBinomial}(P_k,\ \mu_+\kappa_+,\ (1 - \mu_+)\kappa_+),
+
+    so NUTS moves in five dimensions (:math:`\mathrm{logit}\,\mu_\pm`,
+    :math:`\log\kappa_\pm`, :math:`\mathrm{logit}\,\phi`) and never meets the funnel
+    between :math:`\kappa` and the fold rates that made the centred model diverge on
+    near-perfect folds (accuracies 0.97--1, where the fold rates pile up at 1 and
+    their Beta densities become extremely skewed).  The fold rates are then drawn
+    exactly from their conditional posteriors, once per draw,
+
+    .. math::
+
+        TPR_k \mid \mu_+, \kappa_+, D \sim
+            \mathrm{Beta}(\mu_+\kappa_+ + tp_k,\ (1 - \mu_+)\kappa_+ + fn_k),
+
+    and a *new* fold's rates from :math:`\mathrm{Beta}(\mu\kappa, (1-\mu)\kappa)`:
+    the same joint posterior as the centred model, without its geometry.  These
+    draws use a random stream seeded by the MCMC draws themselves, so a fit with a
+    ``random_seed`` is reproducible.
+
+What is reported
+    ``fit`` reports every metric for ``"mean"`` (the rates :math:`\mu`) and for
+    ``"new fold"`` (what the next fold or retrained model is likely to achieve:
+    the posterior predictive of a fold), and the between-fold standard deviations
+    of the rates, ``tpr_sd`` and ``tnr_sd``,
+    :math:`\sqrt{\mu(1-\mu)/(\kappa+1)}` (the sd of a Beta with mean :math:`\mu`
+    and concentration :math:`\kappa`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -79,8 +110,10 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     -------
     pymc.Model
         Free ``tpr_mean``, ``tnr_mean``, ``tpr_kappa``, ``tnr_kappa``,
-        ``prevalence``, per-fold ``tpr_fold``, ``tnr_fold`` (dim ``fold``) and
-        ``tpr_new``, ``tnr_new``; observed ``counts``.  Prior parameters are
+        ``prevalence``; observed ``positives`` and the Beta-binomial ``tpr_hits``,
+        ``tnr_hits`` (dim ``fold``).  ``fit`` adds the per-fold ``tpr_fold``,
+        ``tnr_fold`` (dim ``fold``), the new fold's ``tpr_new``, ``tnr_new`` and
+        the between-fold spreads ``tpr_sd``, ``tnr_sd``.  Prior parameters are
         ``pm.Data`` (``tpr_kappa_alpha``, ...).
 
     Examples
@@ -89,7 +122,7 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     >>> cms = bcm.ConfusionMatrix(tp=[40, 35, 44], fn=[8, 12, 6], fp=[5, 9, 7],
     ...                           tn=[47, 44, 43], classifier=["f1", "f2", "f3"])
     >>> model = bcm.models.folds(cms, priors={"tpr_kappa": bcm.priors.Gamma(2, 0.05)})
-    >>> sorted(model.named_vars_to_dims["tpr_fold"])
+    >>> sorted(model.named_vars_to_dims["tpr_hits"])
     ['fold']
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
@@ -122,12 +155,41 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
             mu = pm.Beta(f"{rate_name}_mean", *params(f"{rate_name}_mean"))
             shape, rate = params(f"{rate_name}_kappa")
             kappa = pm.Gamma(f"{rate_name}_kappa", alpha=shape, beta=rate)
-            a, b = mu * kappa, (1 - mu) * kappa
-            fold_rate = pm.Beta(f"{rate_name}_fold", a, b, dims="fold")
-            pm.Beta(f"{rate_name}_new", a, b)
-            pm.Binomial(f"{rate_name}_hits", n=hits + misses, p=fold_rate, observed=hits,
-                        dims="fold")
+            # the fold rates integrated out (see the module docstring): no funnel
+            pm.BetaBinomial(f"{rate_name}_hits", n=hits + misses, alpha=mu * kappa,
+                            beta=(1 - mu) * kappa, observed=hits, dims="fold")
     return attach(model, ModelSpec("folds", cms, resolved))
+
+
+def _fold_rates(ds: xr.Dataset, cms: Any) -> xr.Dataset:
+    r"""Exact conditional draws of the fold rates, a new fold's rates and the spreads.
+
+    Given :math:`(\mu, \kappa)` a fold's rate is
+    :math:`\mathrm{Beta}(\mu\kappa + hits, (1-\mu)\kappa + misses)` and a new fold's
+    :math:`\mathrm{Beta}(\mu\kappa, (1-\mu)\kappa)`.  The stream is seeded by the
+    draws themselves: the same MCMC draws give the same fold rates.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for name in ("tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa"):
+        digest.update(np.ascontiguousarray(ds[name].values).tobytes())
+    rng = np.random.default_rng(np.frombuffer(digest.digest(), dtype=np.uint32))
+    counts = np.asarray(cms.counts, dtype=float)
+    cells = dict(zip(CELLS, np.moveaxis(counts, -1, 0), strict=True))
+    folds_coord = list(cms.classifiers)
+    for rate_name, hits, misses in (("tpr", cells["tp"], cells["fn"]),
+                                    ("tnr", cells["tn"], cells["fp"])):
+        mu = ds[f"{rate_name}_mean"].transpose(*SAMPLE_DIMS).values
+        kappa = ds[f"{rate_name}_kappa"].transpose(*SAMPLE_DIMS).values
+        # a Beta parameter that underflowed to 0 (mu within 1e-300 of 0 or 1) is kept positive
+        tiny = np.finfo(float).tiny
+        a, b = np.maximum(mu * kappa, tiny), np.maximum((1 - mu) * kappa, tiny)
+        fold = rng.beta(a[..., None] + hits, b[..., None] + misses)
+        ds[f"{rate_name}_fold"] = xr.DataArray(fold, dims=(*SAMPLE_DIMS, "fold"),
+                                               coords={"fold": folds_coord})
+        ds[f"{rate_name}_new"] = xr.DataArray(rng.beta(a, b), dims=SAMPLE_DIMS)
+        ds[f"{rate_name}_sd"] = xr.DataArray(np.sqrt(mu * (1 - mu) / (kappa + 1)),
+                                             dims=SAMPLE_DIMS)
+    return ds
 
 
 class Folds(ConfusionCodec, Family):
@@ -140,9 +202,11 @@ class Folds(ConfusionCodec, Family):
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         return ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
-                "tnr_fold", "tpr_new", "tnr_new"]
+                "tnr_fold", "tpr_new", "tnr_new", "tpr_sd", "tnr_sd"]
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
+        if "tpr_fold" not in ds and spec is not None and "tpr_kappa" in ds:
+            ds = _fold_rates(ds, spec.data)
         # metrics for the mean rates and for a new fold, at the (shared) prevalence
         unit = xr.DataArray(list(UNITS), dims="classifier", name="classifier")
         tpr = xr.concat([ds["tpr_mean"], ds["tpr_new"]], dim=unit)

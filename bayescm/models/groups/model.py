@@ -68,8 +68,9 @@ def groups(cm: Any, *, factors: Sequence[str] | None = None, interactions: bool 
     ----------
     cm
         A sliced :class:`bayescm.ConfusionMatrix` (``from_predictions(...,
-        groups=..., time=..., window=...)``); a plain matrix or batch is taken as
-        slices without levels (then only the global means pool them).
+        groups=..., time=..., window=...)``, or ``from_frame``/``from_slices``); an
+        unsliced matrix or batch of classifiers is refused (compare classifiers
+        with ``three_beta``).
     factors
         The grouping factors with an effect each; default every level column of
         ``cm.slices`` except ``window``.  A time window, when the slices have one,
@@ -163,6 +164,16 @@ def _specify(cm: Any, factors: Sequence[str] | None, interactions: bool,
              priors: Mapping[str, Any] | None, centered: bool | str = "auto") -> ModelSpec:
     """Validated data, resolved priors and options (no PyMC)."""
     cm = as_confusion_matrix(cm)
+    if cm.slices is None:
+        # pooling different classifiers as if they were slices of one would shrink
+        # each towards the others: a silent, wrong answer
+        raise ValueError(
+            f"groups pools the slices (groups, time windows) of one classifier's cases, "
+            f"but cm is not sliced (a batch of {len(cm)} {cm.unit}(s)); build it with "
+            "bcm.ConfusionMatrix.from_predictions(y_true, y_pred, groups=..., time=..., "
+            "window=...) or from_frame(..., groups=...), or use bcm.models.three_beta for "
+            "separate classifiers."
+        )
     chosen = factors_of(cm, factors)
     if isinstance(centered, bool | np.bool_):
         centered = bool(centered)

@@ -36,7 +36,6 @@ The math, constraints, cell order and references are in
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -49,6 +48,7 @@ from bayescm.data.agreement_cells import CellDesign
 from bayescm.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
+from bayescm.models.hui_walter.dependence import dependent_pairs
 from bayescm.models.hui_walter.identifiability import (
     IdentifiabilityError,
     IdentifiabilityWarning,
@@ -79,31 +79,6 @@ if TYPE_CHECKING:
     import pytensor.tensor as pt
 
 PARAMETERS = ("sensitivity", "specificity", "prevalence")
-
-
-def _pairs(conditional_dependence: Any, classifiers: Sequence[str]) -> list[tuple[int, int]]:
-    if conditional_dependence is False or conditional_dependence is None:
-        return []
-    if len(classifiers) < 2:
-        raise ValueError(
-            "Conditional dependence is between the errors of two classifiers, but this table "
-            f"has one ({classifiers[0]!r}); use conditional_dependence=False, or add a "
-            "classifier's results.")
-    if conditional_dependence is True:
-        return list(itertools.combinations(range(len(classifiers)), 2))
-    pairs = []
-    for pair in conditional_dependence:
-        if len(pair) != 2 or pair[0] == pair[1]:
-            raise ValueError(f"A dependent pair names two different classifiers, got {pair!r}.")
-        try:
-            i, j = sorted(classifiers.index(str(c)) for c in pair)
-        except ValueError:
-            raise ValueError(
-                f"Pair {tuple(pair)} names a classifier not in {list(classifiers)}."
-            ) from None
-        if (i, j) not in pairs:
-            pairs.append((i, j))
-    return pairs
 
 
 def hui_walter(
@@ -178,7 +153,7 @@ def hui_walter(
     classifiers, populations = table.classifiers, table.populations
     t = len(classifiers)
     design = table.design()
-    pairs = _pairs(conditional_dependence, classifiers)
+    pairs = dependent_pairs(conditional_dependence, classifiers)
     resolved = resolve_priors("hui_walter", priors, classifiers,
                               units={"prevalence": populations})
     improper = [k for k, per in resolved.items() if not all(b.proper for b in per)]

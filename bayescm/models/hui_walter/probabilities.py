@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from bayescm._errors import SizeError
 from bayescm.data.agreement import pattern_matrix
 from bayescm.data.agreement_cells import CellDesign
 from bayescm.stats import multinomial
@@ -48,18 +49,19 @@ T = 16 would be 4.3 x 10^9 entries, 32 GiB per matrix.  The bound admits T = 11.
 
 
 def check_size(classifiers: Sequence[str], patterns: Sequence[str]) -> None:
-    """Raise ``ValueError`` when the cell design would exceed :data:`MAX_DESIGN` entries:
-    checked before the design is made, so a table of many classifiers is refused at once.
+    """Raise :class:`bayescm.SizeError` (a ``ValueError``) when the cell design would
+    exceed :data:`MAX_DESIGN` entries: checked before the design is made, so a table of
+    many classifiers is refused at once.
 
     >>> check_size([f"c{i}" for i in range(16)], ["+" * 16] * 2**16)
     Traceback (most recent call last):
     ...
-    ValueError: An agreement table of 16 classifiers has 65,536 complete patterns...
+    bayescm.SizeError: An agreement table of 16 classifiers has 65,536 complete patterns...
     """
     t, cells = len(classifiers), len(patterns)
     entries = float(cells) * 2.0**t
     if entries > MAX_DESIGN:
-        raise ValueError(
+        raise SizeError(
             f"An agreement table of {t} classifiers has {2**t:,} complete patterns; the "
             f"Hui–Walter model maps them to the table's {cells:,} cells through two "
             f"{cells:,} x {2**t:,} matrices ({entries * 8 / 2**30:,.1f} GiB each), which take "

@@ -54,6 +54,12 @@ def as_multiclass(data: Any) -> MulticlassConfusionMatrix:
     if hasattr(data, "tp") and hasattr(data, "tn"):
         raise TypeError("This is a binary ConfusionMatrix; convert it with "
                         "bcm.MulticlassConfusionMatrix.from_binary(cm) or use a binary model.")
+    if isinstance(data, (str, bytes)):
+        raise TypeError(
+            f"cm must be a MulticlassConfusionMatrix or a K×K array of counts (rows actual, "
+            f"columns predicted), not the string {data!r}; build one with "
+            "bcm.MulticlassConfusionMatrix.from_predictions(y_true, y_pred) or .from_frame."
+        )
     return MulticlassConfusionMatrix(data)
 
 

@@ -116,13 +116,27 @@ def three_beta(
     return attach(model, spec)
 
 
+def _fixed_prevalence(prevalence: Any) -> float:
+    """The one fixed prevalence as a float, or a TypeError saying what to pass."""
+    value = np.asarray(prevalence) if not isinstance(prevalence, str) else None
+    if value is None or value.ndim != 0 or value.dtype.kind not in "iuf":
+        shown = (f"{len(value.ravel())} values" if value is not None and value.ndim
+                 else repr(prevalence))
+        raise TypeError(
+            "prevalence must be one number in (0, 1), the positive share of a designed "
+            f"test set (the same for every classifier), got {shown}; leave it None to "
+            "give the prevalence a prior instead."
+        )
+    return float(value)
+
+
 def _specify(cm: Any, priors: Mapping[str, Any] | None, prevalence: float | None = None
              ) -> ModelSpec:
     """Validated data, resolved priors and options: the builder's record (no PyMC)."""
     cm = as_confusion_matrix(cm)
     fixed = None
     if prevalence is not None:
-        fixed = float(prevalence)
+        fixed = _fixed_prevalence(prevalence)
         if not 0 < fixed < 1:
             raise ValueError(f"prevalence must lie strictly between 0 and 1, got {prevalence}.")
         if priors and "prevalence" in priors:

@@ -184,8 +184,9 @@ def test_bad_priors_are_refused(priors, words):
 def test_bad_arguments_are_refused_before_any_compilation():
     with pytest.raises(TypeError, match="RatingsTable"):
         bcm.models.dawid_skene(anaesthesia_table())
-    with pytest.raises(NotImplementedError, match=r"Paun et al\. 2018"):
-        bcm.models.dawid_skene(anaesthesia(), pooling="partial")
+    with pytest.raises(PriorError, match="confusion_logit_mean"):
+        bcm.models.dawid_skene(anaesthesia(), pooling="partial",
+                               priors={"confusion": Dirichlet.diagonal(4, correct=5, wrong=1)})
     with pytest.raises(ValueError, match="pooling"):
         bcm.models.dawid_skene(anaesthesia(), pooling="full")
     with pytest.raises(ValueError, match="identifiability"):

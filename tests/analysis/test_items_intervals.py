@@ -1,0 +1,149 @@
+"""benchmark_intervals (bayescm vs CLT vs clustered SE), paired comparisons from an items
+fit, and the calibration of the accuracy interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from scipy import stats
+
+import bayescm as bcm
+from bayescm.analysis.items_intervals import icc_anova
+from bayescm.analysis.items_simulate import simulate_items
+from bayescm.models.items.model import _specify
+
+
+def _fake_fit(res: bcm.ItemResults, rng: np.random.Generator):
+    """An InferenceData whose accuracy draws are known (the classical columns do not
+    depend on them)."""
+    import arviz as az
+
+    acc = rng.beta(30, 10, size=(2, 500, res.n_models))
+    post = xr.Dataset({"accuracy": (("chain", "draw", "model"), acc)},
+                      coords={"model": list(res.models)})
+    return az.InferenceData(posterior=post), acc
+
+
+def test_classical_columns_by_hand():
+    df = simulate_items(60, [0.6, 0.75], icc=0.3, cluster_size=6, runs=2, rng=2)
+    res = bcm.ItemResults.from_frame(df, run="run", cluster="cluster")
+    idata, acc = _fake_fit(res, np.random.default_rng(0))
+    table = bcm.analysis.benchmark_intervals(res, idata)
+    scores = df.groupby(["model", "item"])["correct"].mean().unstack()
+    cluster = df.groupby("item")["cluster"].first().to_numpy()
+    for m, name in enumerate(res.models):
+        s = scores.loc[name].to_numpy()
+        row = table.loc[name]
+        assert row["mean"] == pytest.approx(s.mean())
+        assert row["se_clt"] == pytest.approx(s.std(ddof=1) / np.sqrt(60))
+        # clustered SE by its double sum over pairs of items in one cluster
+        r = s - s.mean()
+        pairs = sum(r[i] * r[j] for i in range(60) for j in range(60)
+                    if cluster[i] == cluster[j])
+        assert row["se_clustered"] == pytest.approx(np.sqrt(pairs) / 60)
+        assert row["clt_upper"] - row["clt_lower"] == pytest.approx(2 * 1.959964 * row["se_clt"],
+                                                                    rel=1e-5)
+        assert row["design_effect"] == pytest.approx(1 + 5 * row["icc"])
+        lo, hi = bcm.stats.hdi(acc[..., m].ravel(), 0.95)
+        assert (row["bayes_lower"], row["bayes_upper"]) == pytest.approx((float(lo), float(hi)))
+
+
+def test_icc_anova_against_statsmodels_free_formula():
+    rng = np.random.default_rng(3)
+    cluster = np.repeat(np.arange(200), 5)
+    x = rng.normal(size=200)[cluster] * np.sqrt(0.3) + rng.normal(size=1000) * np.sqrt(0.7)
+    # ANOVA estimator of an ICC of 0.3 from 200 clusters of 5: sd about 0.04
+    assert abs(icc_anova(x, cluster) - 0.3) < 0.12
+    assert icc_anova(np.ones(4), np.array([0, 0, 1, 1])) == 0.0
+
+
+def test_default_fit_is_exact_for_one_model():
+    df = pd.DataFrame({"item": range(50), "model": "m", "correct": [1] * 35 + [0] * 15})
+    table = bcm.analysis.benchmark_intervals(bcm.ItemResults.from_frame(df), random_seed=1)
+    lo, hi = table.loc["m", ["bayes_lower", "bayes_upper"]]
+    # the exact Beta(36, 16)'s 95% HDI; 20,000 i.i.d. draws put the sampled bounds within
+    # about 0.005 of it
+    post = stats.beta(36, 16)
+    assert abs(post.cdf(hi) - post.cdf(lo) - 0.95) < 0.01
+    assert abs(post.pdf(hi) - post.pdf(lo)) < 0.3  # an HDI: equal density at both ends
+
+
+def test_compare_paired_errors_on_a_fit():
+    df = pd.DataFrame({"item": list(range(20)) * 1, "model": "m",
+                       "correct": [1, 0] * 10})
+    idata = bcm.fit(bcm.models.items(bcm.ItemResults.from_frame(df)), sampler="exact",
+                    draws=100, random_seed=1)
+    with pytest.raises(ValueError, match="two different"):
+        bcm.analysis.compare_paired(idata, "m", "m", "acc")
+    with pytest.raises(KeyError, match="not in the data"):
+        bcm.analysis.compare_paired(idata, "m", "other", "acc")
+
+
+@pytest.mark.parametrize("n", [30, 300])
+def test_exact_interval_coverage_default_subset(n):
+    """Independent items, one run, one model: the exact Beta interval covers the true
+    accuracy (a new item's expected score) 95% of the time."""
+    family = bcm.models.get_family("items")
+    rng = np.random.default_rng(n)
+    reps, hits = 400, 0
+    for _ in range(reps):
+        df = simulate_items(n, 0.7, runs=1, rng=rng)
+        res = bcm.ItemResults.from_frame(df, run="run")
+        # the family's conjugate posterior reads only the builder's record (no PyMC model)
+        a, b = family.conjugate(None, _specify(res, None, "auto")).betas["accuracy"]
+        lo, hi = stats.beta.ppf([0.025, 0.975], a[0], b[0])
+        hits += lo <= 0.7 <= hi
+    # binomial MC sd at 400 replications: 0.011; 3 sd plus 0.015 for the discreteness of
+    # the coverage of a binomial proportion at n = 30
+    assert abs(hits / reps - 0.95) < 3 * 0.011 + 0.015, hits / reps
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [30, 300])
+def test_clustered_coverage_subset(n):
+    """ICC 0.1, clusters of 5, one run, NUTS: 50 replications."""
+    rng = np.random.default_rng(100 + n)
+    hits = 0
+    for _ in range(50):
+        df = simulate_items(n, 0.7, icc=0.1, rng=rng)
+        res = bcm.ItemResults.from_frame(df, run="run", cluster="cluster")
+        idata = bcm.fit(bcm.models.items(res), draws=500, chains=2, prior=False,
+                        random_seed=int(rng.integers(1 << 30)))
+        lo, hi = bcm.stats.hdi(idata.posterior["accuracy"].values.ravel(), 0.95)
+        hits += lo <= 0.7 <= hi
+    # binomial MC sd at 50 replications: 0.031; allow 3 sd below and above
+    assert abs(hits / 50 - 0.95) < 0.093, hits / 50
+
+
+@pytest.mark.slow
+def test_null_of_equal_accuracy_rarely_declares_a_winner():
+    """Two models of equal accuracy on the same correlated, clustered items: P(A better)
+    > 0.95 in at most 6% of replications (bayes_evals' paired probit: 39% at 3,000)."""
+    rng = np.random.default_rng(7)
+    reps, wins = 100, 0
+    for _ in range(reps):
+        df = simulate_items(300, [0.7, 0.7], icc=0.1, rng=rng)
+        res = bcm.ItemResults.from_frame(df, run="run", cluster="cluster")
+        idata = bcm.fit(bcm.models.items(res), draws=500, chains=2, prior=False,
+                        predictive=False, random_seed=int(rng.integers(1 << 30)))
+        wins += bcm.analysis.compare_paired(idata, "model_0", "model_1", "acc").probability > 0.95
+    # calibrated: 5%; binomial MC sd at 100 replications 0.022: allow 6% + 2 sd
+    assert wins / reps < 0.06 + 0.044, wins / reps
+
+
+def test_tied_sets_tiers():
+    import arviz as az
+
+    rng = np.random.default_rng(1)
+    # a and b overlap (P(a > b) about 0.76); c is 20 sd below: its own tier
+    draws = rng.normal([0.80, 0.79, 0.60, 0.595], 0.01, (2, 2000, 4))
+    fit = az.InferenceData(posterior=xr.Dataset(
+        {"acc": (("chain", "draw", "model"), draws)}, coords={"model": list("abcd")}))
+    ties = bcm.analysis.tied_sets(fit, level=0.95)
+    assert ties.index.tolist() == ["a", "b", "c", "d"]
+    assert ties["tier"].tolist() == [1, 1, 2, 2]
+    assert 0.6 < ties.loc["b", "p_leader_better"] < 0.9
+    with pytest.raises(ValueError, match="level"):
+        bcm.analysis.tied_sets(fit, level=1.5)

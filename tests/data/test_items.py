@@ -1,0 +1,91 @@
+"""ItemResults: construction from long tables (pandas, Dask), checks, records."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayescm as bcm
+from bayescm.data import CountsError, ItemResults
+
+
+def _frame(runs: int = 1) -> pd.DataFrame:
+    rows = [(m, f"q{i}", r, int((i + r + (m == "b")) % 3 != 0), f"c{i // 2}")
+            for m in ("a", "b") for i in range(6) for r in range(runs)]
+    return pd.DataFrame(rows, columns=["model", "item", "run", "correct", "topic"])
+
+
+def test_counts_runs_and_clusters():
+    df = _frame(runs=3)
+    res = ItemResults.from_frame(df, run="run", cluster="topic")
+    assert res.models == ("a", "b") and res.n_items == 6 and res.n_clusters == 3
+    expected = df.groupby(["model", "item"], sort=False)["correct"].sum().unstack()
+    np.testing.assert_array_equal(res.successes_array, expected.loc[["a", "b"], list(res.items)])
+    assert (res.trials_array == 3).all() and not res.one_run
+    assert res.successes.dims == ("model", "item")
+    assert res.cluster.values.tolist() == ["c0", "c0", "c1", "c1", "c2", "c2"]
+    assert res.cluster_sizes.tolist() == [2, 2, 2]
+    np.testing.assert_allclose(res.scores().values, res.successes_array / 3)
+
+
+def test_trials_column_and_booleans():
+    df = pd.DataFrame({"item": [1, 2, 1, 2], "model": ["x", "x", "y", "y"],
+                       "k": [2, 0, 1, 3], "n": [3, 3, 3, 3]})
+    res = ItemResults.from_frame(df, correct="k", trials="n")
+    assert res.successes_array.tolist() == [[2, 0], [1, 3]]
+    flags = pd.DataFrame({"item": [1, 2], "model": "x", "correct": [True, False]})
+    assert ItemResults.from_frame(flags).successes_array.tolist() == [[1, 0]]
+
+
+def test_dask_frame_is_computed_once():
+    dd = pytest.importorskip("dask.dataframe")
+    df = _frame()
+    res = ItemResults.from_frame(dd.from_pandas(df, npartitions=3), cluster="topic")
+    assert res == ItemResults.from_frame(df, cluster="topic")
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda d: d.iloc[1:], "lacks 1 item"),
+    (lambda d: pd.concat([d, d.iloc[:1]]), "Duplicate rows.*run="),
+    (lambda d: d.assign(correct=d["correct"].replace(1, 2)), "0 or 1"),
+    (lambda d: d.assign(correct=d["correct"].astype(float).where(d.index != 3)), "must hold"),
+    (lambda d: d.assign(topic=np.where(d["model"] == "a", d["topic"], "other")),
+     "constant within an item"),
+    (lambda d: d.assign(item=d["item"].where(d.index != 2)), "missing values"),
+])
+def test_bad_frames_get_clear_errors(change, match):
+    with pytest.raises(CountsError, match=match):
+        ItemResults.from_frame(change(_frame()), cluster="topic")
+
+
+def test_other_errors():
+    with pytest.raises(CountsError, match="not in the data"):
+        ItemResults.from_frame(_frame(), correct="score")
+    with pytest.raises(CountsError, match="not both"):
+        ItemResults.from_frame(_frame(), run="run", trials="run")
+    with pytest.raises(CountsError, match="empty"):
+        ItemResults.from_frame(_frame().iloc[:0])
+    bad = pd.DataFrame({"item": [1], "model": "x", "k": [4], "n": [3]})
+    with pytest.raises(CountsError, match="0 <= k <= n"):
+        ItemResults.from_frame(bad, correct="k", trials="n")
+    with pytest.raises(CountsError, match="at least one run"):
+        ItemResults([[0, 1]], [[0, 1]])
+    with pytest.raises(CountsError, match="unique"):
+        ItemResults([[0], [1]], [[1], [1]], models=["a", "a"])
+
+
+def test_records_round_trip_and_immutability():
+    res = ItemResults.from_frame(_frame(2), run="run", cluster="topic")
+    assert ItemResults.from_dict(res.to_dict()) == res
+    assert pickle.loads(pickle.dumps(res)) == res
+    with pytest.raises(AttributeError):
+        res.foo = 1
+    with pytest.raises(ValueError):
+        res.successes_array[0, 0] = 5
+    assert "2 model(s) x 6 item(s) in 3 clusters" in repr(res)
+    assert bcm.ItemResults is ItemResults
+    frame = res.to_frame()
+    assert list(frame.columns) == ["model", "item", "cluster", "correct", "trials"]

@@ -1,0 +1,179 @@
+"""The items family: structure, compiled density, exact Beta case, NUTS, pairing, clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, special, stats
+
+import bayescm as bcm
+from bayescm.analysis.items_simulate import simulate_items
+from bayescm.models.items.newset import new_set_accuracy
+from bayescm.models.items.quadrature import accuracy_of, alpha_of
+from tests.models.test_models import assert_kernel_is_model
+
+
+def _results(n=30, acc=(0.6, 0.8), icc=0.0, runs=1, seed=1):
+    df = simulate_items(n, list(acc), icc=icc, runs=runs, rng=seed)
+    return bcm.ItemResults.from_frame(df, run="run", cluster="cluster" if icc else None)
+
+
+def _one_model(k: int, n: int) -> bcm.ItemResults:
+    return bcm.ItemResults.from_frame(pd.DataFrame(
+        {"item": range(n), "model": "m", "correct": [1] * k + [0] * (n - k)}))
+
+
+def test_builder_structure_and_finite_density():
+    m = bcm.models.items(_results(icc=0.2, runs=2))
+    assert [v.name for v in m.free_RVs] == ["location", "sigma_item", "sigma_cluster",
+                                           "z_offset", "z_item", "z_cluster"]
+    dims = m.named_vars_to_dims
+    assert dims["accuracy"] == ("model",) and dims["alpha"] == ("model",)
+    assert dims["z_item"] == ("item",) and dims["z_cluster"] == ("cluster",)
+    point = m.initial_point()
+    assert np.isfinite(m.compile_logp()(point))
+    assert np.all(np.isfinite(m.compile_dlogp()(point)))
+    many = bcm.models.items(_results(acc=[0.7] * 10, runs=3))
+    assert "effect_item" in many.named_vars  # 30 scores per item: centred by default
+
+
+@pytest.mark.parametrize("icc, runs, centered", [(0.0, 1, False), (0.2, 3, True)])
+def test_kernel_equals_pymc_model(icc, runs, centered):
+    m = bcm.models.items(_results(icc=icc, runs=runs), centered=centered,
+                         priors={"accuracy": bcm.priors.Beta(2, 3)})
+    kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
+    assert_kernel_is_model(m, kernel, points=5, scale=1.0)
+
+
+def test_quadrature_and_its_inverse():
+    for a, s in [(-6.0, 0.3), (0.0, 2.0), (1.5, 6.0), (3.0, 15.0)]:
+        quad = integrate.quad(lambda z, a=a, s=s: special.expit(a + s * z) * stats.norm.pdf(z),
+                              -12, 12, points=[-a / s], limit=500, epsabs=1e-13)[0]
+        got = float(accuracy_of(np.array(a), np.array(s)))
+        assert abs(got - quad) < 1e-9 * min(quad, 1 - quad) + 1e-13
+    acc = np.array([0.01, 0.3, 0.97])
+    np.testing.assert_allclose(accuracy_of(alpha_of(acc, 2.5), 2.5), acc, atol=1e-9)
+
+
+def test_priors_are_visible_and_validated():
+    assert bcm.priors.defaults("items") == {
+        "accuracy": bcm.priors.Beta(1, 1), "sigma_item": bcm.priors.HalfNormal(2),
+        "sigma_cluster": bcm.priors.HalfNormal(2)}
+    with pytest.raises(bcm.PriorError, match="no parameter"):
+        bcm.models.items(_results(), priors={"acc": bcm.priors.Beta(1, 1)})
+    with pytest.raises(ValueError, match="needs clusters"):
+        bcm.models.items(_results(), priors={"sigma_cluster": bcm.priors.HalfNormal(1)})
+    with pytest.raises(TypeError, match="ItemResults"):
+        bcm.models.items(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1))
+
+
+def test_exact_beta_for_one_model_on_independent_items():
+    res = _one_model(28, 40)
+    m = bcm.models.items(res, priors={"accuracy": "beta:2,1"})
+    conj = bcm.models.family_of(m).conjugate(m, bcm.models.spec_of(m))
+    a, b = conj.betas["accuracy"]
+    assert (float(a[0]), float(b[0])) == (30.0, 13.0)
+    idata = bcm.fit(m, sampler="exact", draws=20_000, chains=2, random_seed=1)
+    acc = idata.posterior["accuracy"].values.ravel()
+    # i.i.d. draws: the KS statistic of 40,000 draws exceeds 0.01 with prob < 1e-3
+    assert stats.kstest(acc, stats.beta(30, 13).cdf).statistic < 0.01
+    np.testing.assert_array_equal(idata.posterior["acc"].values, idata.posterior["accuracy"])
+    new = idata.posterior["accuracy_new_set"].values.ravel()
+    # Var of a new set's score: Var(acc) + E[acc (1 - acc)] / N (beta-binomial)
+    want = stats.beta(30, 13).var() + np.mean(acc * (1 - acc)) / 40
+    assert abs(new.var() / want - 1) < 0.05  # sd of a variance ratio at 40,000 draws: 0.01
+    with pytest.raises(ValueError, match="closed form"):
+        bcm.fit(bcm.models.items(_results()), sampler="exact", draws=10)
+
+
+def test_nuts_matches_the_exact_beta():
+    res = _one_model(28, 40)
+    idata = bcm.fit(bcm.models.items(res), draws=1000, chains=2, random_seed=3,
+                    prior=False)
+    acc = idata.posterior["accuracy"]
+    exact = stats.beta(29, 13)
+    import arviz as az
+
+    ess = float(az.ess(idata, var_names=["accuracy"])["accuracy"].min())
+    # the posterior mean's MC error is sd / sqrt(ESS): allow 4 of them
+    assert abs(float(acc.mean()) - exact.mean()) < 4 * exact.std() / np.sqrt(ess)
+    assert abs(float(acc.std()) / exact.std() - 1) < 4 / np.sqrt(2 * ess)
+    assert idata.attrs["engine"] == "bayescm-kernel"
+
+
+def test_paired_by_construction():
+    df = simulate_items(150, [0.7, 0.72], item_spread=3.0, interaction=0.3, rng=4)
+    res = bcm.ItemResults.from_frame(df, run="run")
+    joint = bcm.fit(bcm.models.items(res), draws=1000, chains=2, random_seed=1, prior=False)
+    diff = bcm.analysis.compare_paired(joint, "model_0", "model_1", "acc")
+    assert diff.design == "paired" and (diff.a, diff.b) == ("model_0", "model_1")
+    # independent fits of each model: the exact Beta of each one's own scores
+    k = res.successes_array.sum(axis=1)
+    sd_independent = np.sqrt(sum(stats.beta(1 + kk, 1 + 150 - kk).var() for kk in k))
+    # shared item difficulty: the two models' scores correlate 0.46 here, so the paired
+    # sd is about sqrt(1 - 0.46) = 0.73 of the independent one (MC error of an sd at
+    # ESS >= 400: 4%)
+    ratio = float(diff.difference.std()) / sd_independent
+    assert 0.6 < ratio < 0.85, ratio
+    board = bcm.analysis.leaderboard(joint, "acc")
+    assert set(board.summary.index) == {"model_0", "model_1"}
+    table = bcm.summary(joint, metrics=["acc"])
+    assert len(table) == 2
+
+
+def test_prior_draws_give_the_beta_prior_of_accuracy():
+    m = bcm.models.items(_results(icc=0.2), priors={"accuracy": "beta:2,3"})
+    fam, spec = bcm.models.family_of(m), bcm.models.spec_of(m)
+    draws = fam.prior_draws(m, spec, (1, 4000), np.random.default_rng(0))
+    import xarray as xr
+
+    ds = xr.Dataset({k: (("chain", "draw", *(("model",) if v.ndim == 3 else ())), v)
+                     for k, v in draws.items()})
+    acc = fam.complete(ds, spec)["accuracy"].values.reshape(-1)
+    assert stats.kstest(acc, stats.beta(2, 3).cdf).pvalue > 1e-3
+
+
+def test_new_set_binned_path_agrees_with_exact():
+    rng = np.random.default_rng(0)
+    s_ = 300
+    alpha = np.tile([0.5, 1.5], (s_, 1))
+    sig = np.full(s_, 1.2)
+    cluster = np.arange(2000) // 5
+    runs = np.full(2000, 2)
+    exact = new_set_accuracy(alpha, sig, sig * 0.5, cluster, runs, rng)
+    from bayescm.models.items import newset
+
+    binned = newset._binned(alpha, sig, sig * 0.5, cluster, runs, rng)
+    # 300 draws each: means agree within 4 standard errors, sds within 25%
+    se = np.sqrt(exact.var(0) / s_ + binned.var(0) / s_)
+    assert np.all(np.abs(exact.mean(0) - binned.mean(0)) < 4 * se)
+    np.testing.assert_allclose(binned.std(0) / exact.std(0), 1, atol=0.25)
+
+
+def test_save_load_rebuild(tmp_path):
+    res = _one_model(7, 10)
+    idata = bcm.fit(bcm.models.items(res), sampler="exact", draws=200, random_seed=1)
+    path = tmp_path / "items.nc"
+    bcm.save(idata, path)
+    back = bcm.load(path)
+    m = bcm.rebuild(back)
+    assert bcm.models.spec_of(m).data == res
+    np.testing.assert_array_equal(back.posterior["accuracy"], idata.posterior["accuracy"])
+
+
+@pytest.mark.slow
+def test_clustered_interval_widens_by_the_design_effect():
+    df = simulate_items(600, [0.7], icc=0.2, cluster_size=10, rng=11)
+    clustered = bcm.ItemResults.from_frame(df, cluster="cluster")
+    flat = bcm.ItemResults.from_frame(df.drop(columns="cluster"))
+    fit_c = bcm.fit(bcm.models.items(clustered), draws=1000, chains=4, random_seed=1,
+                    prior=False)
+    table = bcm.analysis.benchmark_intervals(clustered, fit_c)
+    k = int(flat.successes_array.sum())
+    var_iid = stats.beta(1 + k, 1 + 600 - k).var()
+    ratio = float(fit_c.posterior["accuracy"].var()) / var_iid
+    deff = float(table["design_effect"].iloc[0])
+    # MC error of a variance at ESS >= 1000: sqrt(2/1000) = 4.5%; the Kish deff rests on an
+    # ANOVA estimate of the ICC from 60 clusters (sd about 0.05 at ICC 0.2: 0.45 in deff)
+    assert abs(ratio / deff - 1) < 0.25, (ratio, deff)
