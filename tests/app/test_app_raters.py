@@ -8,6 +8,7 @@ precision).
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 
@@ -108,7 +109,12 @@ def test_job_gives_the_fit_of_the_same_seed(tmp_path) -> None:
     for item, label in {1: "cat", 5: "dog", 7: "fox"}.items():
         assert result.items.loc[item, "class"] == label
         assert result.items.loc[item, "probability"] == pytest.approx(1.0)
-    assert result.convergence == bcm.check_convergence(bcm.load(result.path)).message()
+    # the same verdict and numbers; which of two equal estimators computed them may differ
+    def verdict(text: str) -> str:
+        return re.sub(r" \(computed by [^)]*\)", "", text)
+
+    again = bcm.check_convergence(bcm.load(result.path)).message()
+    assert verdict(result.convergence) == verdict(again)
     job.discard()
 
 
