@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     "MulticlassConfusionMatrix": "bayescm.data",
     "RatingsTable": "bayescm.data",
     "ItemResults": "bayescm.data",
+    "FoldResults": "bayescm.data",
     "ConvergenceError": "bayescm.inference.convergence",
     "ConvergenceReport": "bayescm.inference.convergence",
     "ConvergenceWarning": "bayescm.inference.convergence",
@@ -76,6 +77,7 @@ __all__ = [
     "ConvergenceReport",
     "ConvergenceWarning",
     "CountsError",
+    "FoldResults",
     "ItemResults",
     "MulticlassConfusionMatrix",
     "PriorError",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from bayescm._errors import SizeError
     from bayescm.data import datasets
     from bayescm.data.agreement import AgreementTable
+    from bayescm.data.fold_results import FoldResults
     from bayescm.data.items import ItemResults
     from bayescm.data.multiclass import MulticlassConfusionMatrix
     from bayescm.exact.posterior import exact_posterior

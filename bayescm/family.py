@@ -11,7 +11,7 @@ machinery asks for, so that nothing outside :mod:`bayescm.models` names a family
   (:meth:`Family.conjugate`), and the same without building the model
   (:meth:`Family.closed_form`: no PyMC, for the light exact path of the CLI), and
   the Beta posteriors of its rates from plain count arrays (:meth:`Family.rate_posteriors`);
-* its compiled density for nutpie, when it has one (:meth:`Family.kernel`);
+* its compiled density for nutpie, if any (:meth:`Family.kernel`, :meth:`Family.kernel_form`);
 * i.i.d. prior draws (:meth:`Family.prior_draws`) and replicated data
   (:meth:`Family.predictive`);
 * the log-likelihood of each case, for ``az.loo`` and ``az.compare``
@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -64,23 +64,11 @@ from bayescm import stats
 if TYPE_CHECKING:
     import pymc as pm
 
-__all__ = [
-    "ClosedForm",
-    "Conjugate",
-    "Family",
-    "JagsTwin",
-    "Kernel",
-    "ModelSpec",
-    "attach",
-    "default_family",
-    "default_predictive",
-    "families",
-    "family_of",
-    "get_family",
-    "is_unmodified",
-    "register_family",
-    "spec_of",
-]
+    from bayescm.models.kernel_form import KernelForm
+
+__all__ = ["ClosedForm", "Conjugate", "Family", "JagsTwin", "Kernel", "ModelSpec", "attach",
+           "default_family", "default_predictive", "families", "family_of", "get_family",
+           "is_unmodified", "register_family", "spec_of"]
 
 
 @dataclass(frozen=True)
@@ -172,6 +160,8 @@ class Kernel:
     ``module`` has numba ``cfunc`` callbacks ``logp`` and ``expand`` with the
     signatures nutpie calls; ``user_data`` is the float64 array they read;
     ``var_names`` and ``shapes`` describe the expanded draws in order.
+    ``low_rank_mass``: nutpie adapts a low-rank-modified mass matrix, for densities
+    whose parameters trade off strongly (a latent prevalence against raters' rows).
     """
 
     module: Any
@@ -179,6 +169,7 @@ class Kernel:
     n_dim: int
     var_names: Sequence[str]
     shapes: Sequence[tuple[int, ...]]
+    low_rank_mass: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,6 +218,8 @@ class Family:
     #: NUTS target acceptance rate ``fit`` uses unless told (None: 0.9); hierarchical
     #: families whose scales make the posterior curved ask for more.
     target_accept: ClassVar[float | None] = None
+    #: Whether :meth:`predictive` replicates the observed data (fit's memory bound).
+    replicates_data: ClassVar[bool] = True
 
     def __init__(self, builder: Callable[..., Any]) -> None:
         if not self.name:
@@ -316,6 +309,11 @@ class Family:
     def kernel(self, model: pm.Model, spec: ModelSpec,
                conjugate: Conjugate | None = None) -> Kernel | None:
         """A compiled density of an unmodified model for nutpie, or None."""
+        return None
+
+    def kernel_form(self, data: Any, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> KernelForm | None:
+        """:meth:`kernel` of ``builder(data, priors=priors, **options)`` without PyMC, or None."""
         return None
 
     def prior_draws(self, model: pm.Model, spec: ModelSpec, size: tuple[int, ...],
@@ -468,10 +466,7 @@ def attach(model: Any, spec: ModelSpec) -> Any:
     if spec.family not in _FAMILIES:
         raise KeyError(f"Register the family {spec.family!r} (register_family) before "
                        "attaching specs of it.")
-    if not spec.var_names:
-        from dataclasses import replace
-
-        spec = replace(spec, var_names=frozenset(model.named_vars))
+    spec = spec if spec.var_names else replace(spec, var_names=frozenset(model.named_vars))
     _SPECS[model] = spec
     return model
 

@@ -6,6 +6,7 @@ functions, so an estimator is written once and tested once.
 * :func:`hdi` -- the highest-density interval of draws, the estimator of
   ``arviz.hdi`` for unimodal samples (the narrowest window holding
   :math:`\lfloor p\,n \rfloor` sorted draws), vectorised over any leading axes.
+  :func:`hdi_of_tails` is its last step, for callers that find the tails otherwise.
 * :func:`hdi_mcse` -- the Monte Carlo standard error of those bounds, by batches.
 * :func:`beta_hdi` -- the exact HDI of :math:`\mathrm{Beta}(a, b)` for
   :math:`a, b \ge 1` by safeguarded Newton steps, vectorised.
@@ -36,6 +37,7 @@ __all__ = [
     "draw_conjugate",
     "hdi",
     "hdi_mcse",
+    "hdi_of_tails",
     "multinomial",
 ]
 
@@ -108,6 +110,22 @@ def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,
     else:
         x = np.sort(x, axis=-1)
         low, high = x[..., : n - inc], x[..., inc:]
+    return hdi_of_tails(low, high)
+
+
+def hdi_of_tails(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The step of :func:`hdi` after the sort: the narrowest window ``[low_i, high_i]``
+    (the first on ties), given the :math:`m = n - \\lfloor p\\,n \\rfloor` smallest
+    (``low``) and largest (``high``) draws, each sorted along the last axis; NaN where
+    ``high`` ends in NaN.  For callers that find those order statistics another way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.sort(np.random.default_rng(0).normal(size=1000))
+    >>> hdi_of_tails(x[:50], x[950:]) == hdi(x, 0.95)  # n - floor(0.95 n) = 50
+    True
+    """
     widths = high - low
     idx = np.argmin(np.where(np.isnan(widths), np.inf, widths), axis=-1)[..., None]
     lower = np.take_along_axis(low, idx, -1)[..., 0]
@@ -121,7 +139,8 @@ def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,
 
 
 def hdi_mcse(values: Any, hdi_prob: float = 0.95, *, batches: int = 16,
-             min_batch: int = 50) -> tuple[np.ndarray, np.ndarray]:
+             min_batch: int = 50, sorted_batches: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
     r"""Monte Carlo standard error of the bounds of :func:`hdi`, by batches.
 
     The narrowest window of sorted draws is a *cube-root* estimator (the shorth:
@@ -154,6 +173,8 @@ def hdi_mcse(values: Any, hdi_prob: float = 0.95, *, batches: int = 16,
     batches
         At most this many batches; fewer so that each holds ``min_batch`` draws, and
         NaN when fewer than 4 batches would.
+    sorted_batches
+        Set when each batch of ``values`` is already sorted (saves the sorts).
 
     Returns
     -------
@@ -175,7 +196,7 @@ def hdi_mcse(values: Any, hdi_prob: float = 0.95, *, batches: int = 16,
         return nan, nan.copy()
     m = n // b
     parts = x[..., : b * m].reshape(*x.shape[:-1], b, m)
-    lower, upper = hdi(parts, hdi_prob)
+    lower, upper = hdi(parts, hdi_prob, presorted=sorted_batches)
     scale = b ** (-1 / 3)
     return lower.std(axis=-1, ddof=1) * scale, upper.std(axis=-1, ddof=1) * scale
 

@@ -41,6 +41,7 @@ per-class metrics; an overall metric is never repeated across classes.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -450,8 +451,21 @@ def _moments(flat: np.ndarray, chains: int, iid: bool) -> dict[str, np.ndarray]:
     return {"mean": mean, "sd": sd, "mcse_mean": mcse}
 
 
+COMPILED_FROM = 2**21
+"""Draws in one call from which the median, HDI and MCSE come from the compiled
+:func:`bayescm.inference.order_stats.draw_stats` (the same numbers from one set of
+sorts; importing numba costs more than it saves below).  Once that module is loaded
+(``summary_exact`` loads it for large jobs) it serves every call."""
+
+
 def _finite_stats(flat: np.ndarray, hdi_prob: float, chains: int = 1,
                   iid: bool = False) -> dict[str, np.ndarray]:
+    if flat.size >= COMPILED_FROM or "bayescm.inference.order_stats" in sys.modules:
+        from bayescm.inference.order_stats import draw_stats
+
+        out = draw_stats(flat, hdi_prob)
+        return {**_moments(flat, chains, iid), **out,
+                "hdi_width": out["hdi_upper"] - out["hdi_lower"]}
     n = flat.shape[-1]
     mid = ((n - 1) // 2, n // 2)
     middle = np.partition(flat, list(mid), axis=-1)  # linear time, as the HDI's tails

@@ -12,6 +12,13 @@ The table is :func:`bayescm.summary`'s: metrics with an exact Beta marginal are
 summarised by it, the others by their draws with Monte Carlo standard errors, and a
 mean that does not exist is reported as such (:mod:`bayescm.inference.marginals`).
 
+For K-class tables a chunk is fused: each classifier's draws go through the metric
+registry at once, class axis first, into rows of draws laid out as the table reads
+them (no copy between), and large jobs summarise those rows with the compiled
+median, HDI and MCSE of :mod:`bayescm.inference.order_stats` (the numbers of
+:func:`bayescm.stats.hdi` and :func:`bayescm.stats.hdi_mcse`, from one set of sorts).
+Each chunk aligns only its own classifiers' closed-form marginals.
+
 Each classifier gets its own random stream (a child of ``numpy.random.SeedSequence
 (random_seed)``, spawned in classifier order), so the table does not depend on
 ``chunk``; it equals ``summary(fit(model, sampler="exact"))`` in distribution (the
@@ -22,15 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields, replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.data.confusion import UNIT_DIMS, ConfusionMatrix
 from bayescm.data.multiclass import MulticlassConfusionMatrix
+from bayescm.data.multiclass_tables import align_predicted
 from bayescm.family import (
     ClosedForm,
     Conjugate,
@@ -42,14 +52,20 @@ from bayescm.family import (
 )
 from bayescm.inference import draws as draws_mod
 from bayescm.inference import marginals
+from bayescm.metrics.multiclass import Table, resolve_multiclass
 from bayescm.scheduling import client_for, tasks_per_process, unit_seeds
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob
-from bayescm.summary import check_names, table
+from bayescm.summary import CLASS_DIM, COMPILED_FROM, check_names, table
 
 __all__ = ["summary_exact"]
 
-CHUNK_BYTES = 256e6
-"""Working memory a chunk of classifiers may take (draws, metrics, temporaries)."""
+CHUNK_BYTES = 512e6
+"""Working memory a chunk of classifiers may take (draws, metrics, temporaries); a
+chunk's fixed costs (tables, indexes) are paid once per chunk, so not too few."""
+
+
+_AT_ONCE = 2
+"""Chunks summarised at once in this process (threads; CHUNK_BYTES shared)."""
 
 
 def summary_exact(
@@ -89,8 +105,8 @@ def summary_exact(
         Seed; classifier *i* draws from the *i*-th child of
         ``numpy.random.SeedSequence(random_seed)``.
     chunk
-        Classifiers per chunk; default as many as fit in about 256 MB per process (on
-        a cluster whose workers are threads of this process, 256 MB shared by the
+        Classifiers per chunk; default as many as fit in about 512 MB per process (on
+        a cluster whose workers are threads of this process, 512 MB shared by the
         chunks that run at once).  The result does not depend on it.
     scheduler
         Where the chunks run: None (this process), ``"dask"`` (the active
@@ -140,20 +156,28 @@ def summary_exact(
     if chunk is not None and (not isinstance(chunk, int | np.integer) or isinstance(chunk, bool)
                               or chunk < 1):
         raise ValueError(f"chunk must be a positive integer or None, got {chunk!r}.")
+    if len(names) * draws * chains * len(keys) >= COMPILED_FROM:
+        # the compiled median/HDI/MCSE (the same numbers) serves summary.table from here
+        import bayescm.inference.order_stats  # noqa: F401
     entropy = np.random.SeedSequence(random_seed).entropy
     work = partial(_chunk_table, family=family, entropy=entropy, size=(chains, draws),
-                   keys=keys, hdi_prob=hdi_prob, exact=exact)
+                   keys=keys, hdi_prob=hdi_prob)
     with client_for(scheduler) as client:
         if chunk is None:  # CHUNK_BYTES per process, whatever runs in it at once
-            chunk = max(1, _auto_chunk(closed, len(keys), draws * chains)
-                        // tasks_per_process(client))
+            chunk = max(1, _auto_chunk(closed, keys, draws * chains)
+                        // (tasks_per_process(client) if client is not None else _AT_ONCE))
         chunks = [np.arange(start, min(start + int(chunk), len(names)))
                   for start in range(0, len(names), int(chunk))]
         parts = (draws_mod.take_units(closed, idx) for idx in chunks)
-        if client is None:
-            frames = [work(idx, part) for idx, part in zip(chunks, parts, strict=True)]
+        # each chunk gets its own units' closed-form marginals (aligning all of them
+        # to every chunk's rows would cost chunks x units)
+        known = (_take_exact(exact, unit, idx) for idx in chunks)
+        if client is None:  # two chunks at a time: one's Python overlaps the other's NumPy
+            with ThreadPoolExecutor(_AT_ONCE) as pool:
+                frames = list(pool.map(work, chunks, parts, known))
         else:  # one task per chunk; only the chunks' tables come back
-            frames = client.gather(client.map(work, chunks, list(parts), pure=False))
+            frames = client.gather(client.map(work, chunks, list(parts), list(known),
+                                              pure=False))
     out = pd.concat(frames)
     out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
                      model=closed.spec.family, draws=draws * chains)
@@ -164,11 +188,12 @@ def summary_exact(
     return out
 
 
-def _chunk_table(positions: np.ndarray, part: ClosedForm, *, family: Family, entropy: int,
-                 size: tuple[int, int], keys: list[str], hdi_prob: float,
-                 exact: dict[str, marginals.Exact]) -> pd.DataFrame:
+def _chunk_table(positions: np.ndarray, part: ClosedForm, exact: dict[str, marginals.Exact],
+                 *, family: Family, entropy: int, size: tuple[int, int], keys: list[str],
+                 hdi_prob: float, fused: bool = True) -> pd.DataFrame:
     """The summary rows of the units at ``positions`` (``part`` is their closed form):
-    draw, compute metrics, summarise, discard."""
+    draw, compute metrics, summarise, discard.  ``fused=False``: K-class metrics by
+    :func:`bayescm.metrics.compute` (the path before the fused one; tests compare)."""
     unit = _unit(part)
     values = _draw(part.conjugate, part.dims, unit_seeds(entropy, positions), size, unit)
     post = draws_mod.complete(values, None, family, part.spec, part.conjugate, closed=part)
@@ -176,10 +201,55 @@ def _chunk_table(positions: np.ndarray, part: ClosedForm, *, family: Family, ent
     # which the summary's sorts need (a strided row sorts twice as slowly)
     theta = post["theta"].transpose(unit, *SAMPLE_DIMS, ...)
     reg = registry.registry_for(theta)
-    mets = reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE)
+    if reg.multiclass and fused:
+        mets = _multiclass_metrics(theta, keys, unit)
+    else:
+        mets = dict(reg.compute(theta, keys, dtype=draws_mod.METRIC_DTYPE).data_vars)
     del post, values, theta  # the draws go as soon as their metrics exist
     plug = reg.compute(part.observed, keys) if part.observed is not None else None
-    return table(dict(mets.data_vars), hdi_prob=hdi_prob, plug=plug, iid=True, exact=exact)
+    return table(mets, hdi_prob=hdi_prob, plug=plug, iid=True, exact=exact)
+
+
+def _multiclass_metrics(theta: xr.DataArray, keys: list[str], unit: str
+                        ) -> dict[str, xr.DataArray]:
+    """The registry's metrics of each unit's K x K draws, laid out as the table reads
+    them: ``(unit, class, chain, draw)``, every row of draws contiguous.
+
+    :func:`bayescm.metrics.compute` gives the same numbers (the same formulas on the
+    same cells, element by element) with the class last, which the table would copy
+    back; here each unit's draws go through the registry at once, class axis first,
+    two units at a time (NumPy releases the GIL).
+    """
+    theta = align_predicted(theta).transpose(unit, "actual", "predicted", *SAMPLE_DIMS)
+    cells = np.ascontiguousarray(theta.values, dtype=np.float64)
+    n_units, k, _, chains, n_draws = cells.shape
+    chosen = resolve_multiclass(keys)
+    out = {m.key: np.empty((n_units, k, chains, n_draws) if m.per_class
+                           else (n_units, chains, n_draws), dtype=draws_mod.METRIC_DTYPE)
+           for m in chosen}
+
+    def one(i: int) -> None:
+        tab = Table(cells[i].reshape(k, k, chains * n_draws))
+        for m in chosen:
+            out[m.key][i] = np.asarray(m(tab)).reshape(out[m.key].shape[1:])
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(one, range(n_units)))
+    # one Dataset: the coords' indexes are made once, not once per metric
+    ds = xr.Dataset({m.key: ((unit, CLASS_DIM, *SAMPLE_DIMS) if m.per_class
+                             else (unit, *SAMPLE_DIMS), out[m.key]) for m in chosen},
+                    coords={unit: theta[unit].values, CLASS_DIM: theta["actual"].values})
+    return dict(ds.data_vars)
+
+
+def _take_exact(exact: dict[str, marginals.Exact], unit: str, idx: np.ndarray
+                ) -> dict[str, marginals.Exact]:
+    """The closed-form marginals of the units at positions ``idx``."""
+    def take(da: xr.DataArray) -> xr.DataArray:
+        return da.isel({unit: idx}) if unit in da.dims else da
+
+    return {key: replace(ex, **{f.name: take(getattr(ex, f.name)) for f in fields(ex)})
+            for key, ex in exact.items()}
 
 
 def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
@@ -239,14 +309,17 @@ def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
     return {n: np.concatenate([p[n] for p in parts], axis=axis[n]) for n in axis}
 
 
-def _auto_chunk(closed: ClosedForm, n_keys: int, n_draws: int) -> int:
+def _auto_chunk(closed: ClosedForm, keys: list[str], n_draws: int) -> int:
     """Classifiers per chunk within :data:`CHUNK_BYTES`: float64 parameters and theta
-    (three copies at most), float64 metrics (per class: K values) and their summary."""
+    (three copies at most: drawn, completed, laid out by class), the metrics' rows of
+    draws (one per metric and class) and the summary's temporaries (a quarter more)."""
     per_classifier_params = sum(
         np.asarray(v[0] if isinstance(v, tuple) else v).size
         for v in (*closed.conjugate.betas.values(), *closed.conjugate.dirichlets.values()))
     n_classifiers = len(closed.coords[_unit(closed)])
     k = len(closed.coords.get("actual", ())) or 1
     cells = per_classifier_params / n_classifiers
-    per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 8 * n_keys * k)
+    reg = registry.registry_for(closed.dims.get("theta") or tuple(closed.coords))
+    rows = sum(k if reg.per_class(key) else 1 for key in keys)
+    per = n_draws * 8 * (3 * max(cells, k * k) + 1.25 * rows)
     return max(1, int(CHUNK_BYTES // per))

@@ -5,12 +5,13 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_multiclass_exact.py           # all cases
     .venv/bin/python benchmarks/bench_multiclass_exact.py --quick   # the target case only
 
-Every case runs in a fresh Python subprocess (``benchmarks/_worker.py``, task
-``multiclass_exact``) that imports bayescm, builds its matrices, times the call
-(``time.perf_counter``: model build + draws + every metric + summary table; imports
-and input excluded) and prints one JSON line with the wall time and the child's peak
-resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, total and right after
-the imports and the input).
+Every case runs in a fresh Python subprocess (``benchmarks/_worker.py`` and
+``benchmarks/_worker_multiclass_exact.py``) that imports bayescm, builds its matrices,
+times the call (``time.perf_counter`` and the process's CPU time: model build + draws
++ every metric + summary table; imports and input excluded) and prints one JSON line
+with the times and the child's peak resident memory
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``, total and right after the imports and
+the input).
 
 Input: 1,000 random K = 10 confusion matrices (fixed seed): N uniform in 200..2,000,
 class prevalence ~ Dirichlet(5, ..., 5), each actual class's row ~ Dirichlet(8 on the
@@ -18,16 +19,26 @@ diagonal, 0.5 elsewhere), so zero cells occur.
 
 1. ``bcm.summary_exact(multiclass_rows(mc), draws=1000, chains=4)``: every multiclass
    metric (per class, macro, weighted, micro, overall) summarised: plug-in, mean, sd,
-   median, 95% HDI.  **Target: < 10 s and < 4 GB peak** (GB = 10^9 bytes) on a 2-core
-   machine (issue 12).
-2. The same for ``multiclass_cells`` (K^2 cells, one Dirichlet), for information.
-3. The materialised path it replaces, ``bcm.summary(bcm.fit(model, sampler="exact",
-   prior=False, predictive=False))``, on 100 of the matrices (1,000 need about 6 GB), for
-   information.
+   median, 95% HDI, MCSEs.  **Target: <= 10 s and <= 4 GB peak** (GB = 10^9 bytes) on a
+   2-core machine (issue 29, item 2), in three runs:
+
+   * *before*: the frozen path before the fused chunks (``_summary_exact_before``:
+     ``bcm.metrics.compute`` then NumPy's partition/sort statistics per metric);
+   * *after, cold*: the current path with an empty numba cache (it compiles the
+     median/HDI/MCSE kernels of ``bayescm.inference.order_stats``, listed);
+   * *after*: the current path, cache warm;
+   * *after, matrix input*: ``bcm.summary_exact(mc)`` on the matrices themselves (the
+     same default model, no PyMC model built), for information.
+
+   The tables of the three must be equal bit for bit (same seed, same numbers):
+   their digests are compared and the script fails when they differ.
+2. (not with ``--quick``) ``multiclass_cells`` (K^2 cells, one Dirichlet) and the
+   materialised path ``bcm.summary(bcm.fit(model, sampler="exact", prior=False,
+   predictive=False))`` on 100 of the matrices (1,000 need about 6 GB), for information.
 
 Verdicts (PASS/MISS) come from the figures measured in this run.  Timings are
-wall-clock and the load average is printed: on a shared machine they are upper
-bounds.
+wall-clock with the process's CPU time beside them, and the load average is printed:
+on a shared machine they are upper bounds (CPU time is the steadier figure).
 """
 
 from __future__ import annotations
@@ -36,15 +47,15 @@ import argparse
 import os
 import platform
 import sys
+import tempfile
 
 from bench_core import run_child, table
 
 TARGET_S, TARGET_GB = 10.0, 4.0
 K, CLASSIFIERS, DRAWS, CHAINS, SEED = 10, 1000, 1000, 4, 20261123
-CASES = [
-    ("summary_exact, multiclass_rows (target)", "multiclass_rows", "stream", CLASSIFIERS, True),
-    ("summary_exact, multiclass_cells", "multiclass_cells", "stream", CLASSIFIERS, False),
-    ("fit(exact) + summary, multiclass_rows", "multiclass_rows", "materialised", 100, False),
+INFO = [
+    ("summary_exact, multiclass_cells", "multiclass_cells", "stream", CLASSIFIERS),
+    ("fit(exact) + summary, multiclass_rows", "multiclass_rows", "materialised", 100),
 ]
 
 
@@ -52,32 +63,58 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _params(builder: str, n: int, **extra) -> dict:
+    return {"k": K, "classifiers": n, "draws": DRAWS, "chains": CHAINS, "seed": SEED,
+            "builder": builder, **extra}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the target case only")
+    parser.add_argument("--classifiers", type=int, default=CLASSIFIERS,
+                        help="classifiers in the target case (default 1,000)")
     args = parser.parse_args(argv)
+    n = args.classifiers
     print(f"bayescm multiclass exact benchmark - Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}, load average {load()} (1/5/15 min)")
-    print(f"target: K = {K}, {CLASSIFIERS:,} classifiers x {DRAWS * CHAINS:,} draws, every "
-          f"metric summarised, in < {TARGET_S:g} s and < {TARGET_GB:g} GB peak\n")
-    rows, all_ok = [], True
-    for label, builder, path, n, is_target in CASES[:1] if args.quick else CASES:
-        print(f"  ... {label}, {n} classifiers", file=sys.stderr, flush=True)
-        r = run_child("multiclass_exact", {"k": K, "classifiers": n, "draws": DRAWS,
-                                           "chains": CHAINS, "seed": SEED,
-                                           "builder": builder, "path": path})
-        ok = r["total_s"] < TARGET_S and r["peak_mb"] / 1000 < TARGET_GB
-        all_ok &= ok or not is_target
-        rows.append([label, f"{n:,}", f"{r['total_s']:.2f}", f"{r['peak_mb'] / 1000:.2f}",
-                     f"{r['baseline_mb'] / 1000:.2f}", f"{r['rows']:,}", r["metrics"],
-                     f"{1000 * r['total_s'] / n:.1f}",
-                     ("PASS" if ok else "MISS") + ("" if is_target else " (info)")])
-    print(table(["case", "classifiers", "wall s", "peak GB", "base GB", "rows", "metrics",
-                 "ms/classifier", "verdict"], rows))
-    print(f"\nbase GB = peak RSS after imports and input; load average at the end {load()}")
-    print(f"overall: {'PASS' if all_ok else 'MISS'} (time < {TARGET_S:g} s and peak < "
-          f"{TARGET_GB:g} GB for the target case)")
-    return 0 if all_ok else 1
+    print(f"target: K = {K}, {n:,} classifiers x {DRAWS * CHAINS:,} draws, every "
+          f"metric summarised, in <= {TARGET_S:g} s and <= {TARGET_GB:g} GB peak\n")
+    rows, results = [], {}
+    cache = tempfile.mkdtemp(prefix="bayescm-numba-")
+    runs = [("before", "before", None, "model"), ("after, cold cache", "after", cache, "model"),
+            ("after", "after", cache, "model"), ("after, matrix input", "after", cache, "matrix")]
+    for label, path, cache_dir, given in runs:
+        print(f"  ... summary_exact {label}, {n} classifiers", file=sys.stderr, flush=True)
+        r = run_child("summary_exact_path", _params("multiclass_rows", n, path=path,
+                                                    input=given),
+                      cache_dir=cache_dir, worker="_worker_multiclass_exact")
+        results[label] = r
+        ok = r["total_s"] <= TARGET_S and r["peak_mb"] / 1000 <= TARGET_GB
+        rows.append([f"summary_exact, multiclass_rows, {label}", f"{n:,}",
+                     f"{r['total_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['peak_mb'] / 1000:.2f}",
+                     f"{r['baseline_mb'] / 1000:.2f}", f"{r['rows']:,}", r["digest"],
+                     f"{r['load']:.1f}", "PASS" if ok else "MISS"])
+    if not args.quick:
+        for label, builder, path, m in INFO:
+            print(f"  ... {label}, {m} classifiers", file=sys.stderr, flush=True)
+            r = run_child("multiclass_exact", _params(builder, m, path=path))
+            rows.append([label, f"{m:,}", f"{r['total_s']:.2f}", "", f"{r['peak_mb'] / 1000:.2f}",
+                         f"{r['baseline_mb'] / 1000:.2f}", f"{r['rows']:,}", "", "",
+                         "(info)"])
+    print(table(["case", "classifiers", "wall s", "CPU s", "peak GB", "base GB", "rows",
+                 "table digest", "load", "verdict"], rows))
+    before, after = results["before"], results["after"]
+    same = len({r["digest"] for r in results.values()}) == 1
+    print(f"\nbase GB = peak RSS after imports and input; load = 1-min load average at the "
+          f"end of the run; load average now {load()}")
+    print(f"speed-up after/before: wall {before['total_s'] / after['total_s']:.2f}x, "
+          f"CPU {before['cpu_s'] / after['cpu_s']:.2f}x")
+    print(f"cold run compiled (numba): {', '.join(results['after, cold cache']['compiled'])}")
+    print(f"same seed, same table before and after (digests): {'yes' if same else 'NO'}")
+    ok = after["total_s"] <= TARGET_S and after["peak_mb"] / 1000 <= TARGET_GB
+    print(f"overall: {'PASS' if ok and same else 'MISS'} (after, warm cache: time <= "
+          f"{TARGET_S:g} s and peak <= {TARGET_GB:g} GB; tables equal)")
+    return 0 if ok and same else 1
 
 
 if __name__ == "__main__":

@@ -6,15 +6,15 @@ allocating (the tests of bayescm.inference.budget and of every bounded entry poi
     err = refused_fast(lambda: bcm.fit(model, draws=10**7), SizeError)
     assert "fewer draws" in str(err)
 
-The call runs three times: once to warm up (imports the first call of a process makes,
-e.g. xarray's of Dask, are not what is measured), once timed (wall clock, under
-:data:`SECONDS`) and once under ``tracemalloc`` (its peak, which NumPy's allocations
-are counted in, under :data:`MAX_BYTES`).  A hang fails through the time bound.
+The call runs twice: once under a hang guard (the refusal is an estimate, not the work:
+a call that starts the work instead fails by the memory bound, or by the guard if it
+hangs) and once under ``tracemalloc`` (its peak, which NumPy's allocations are counted
+in, under :data:`MAX_BYTES`).  No wall-clock time is asserted: machines here are
+noisy, and speed is measured by the scripts in ``benchmarks/``.
 """
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
@@ -23,26 +23,20 @@ import pytest
 
 from .timebound import time_bound
 
-SECONDS = 1.0
-"""A refusal takes well under a second (the estimate, not the work)."""
+HANG_SECONDS = 60
+"""The hang guard of each call (a refusal takes milliseconds)."""
 MAX_BYTES = 100e6
 """...and allocates less than 100 MB (what is measured: Python's and NumPy's heap)."""
 
 
 def refused_fast(call: Callable[[], Any], error: type[BaseException] | tuple = ValueError, *,
-                 match: str | None = None, seconds: float = SECONDS,
-                 max_bytes: float = MAX_BYTES) -> BaseException:
-    """``call()`` raises ``error`` within ``seconds`` and a peak of ``max_bytes``."""
-    with time_bound(60, "the warm-up call"), pytest.raises(error, match=match):
+                 match: str | None = None, max_bytes: float = MAX_BYTES) -> BaseException:
+    """``call()`` raises ``error`` without hanging and with a peak under ``max_bytes``."""
+    with time_bound(HANG_SECONDS, "the first call"), pytest.raises(error, match=match) as info:
         call()
-    start = time.perf_counter()
-    with time_bound(60, "the timed call"), pytest.raises(error, match=match) as info:
-        call()
-    took = time.perf_counter() - start
-    assert took < seconds, f"refused in {took:.2f} s, not under {seconds} s"
     tracemalloc.start()
     try:
-        with time_bound(60, "the traced call"), pytest.raises(error, match=match):
+        with time_bound(HANG_SECONDS, "the traced call"), pytest.raises(error, match=match):
             call()
         peak = tracemalloc.get_traced_memory()[1]
     finally:

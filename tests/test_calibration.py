@@ -166,8 +166,8 @@ def test_folds_posterior_is_calibrated():
     k, n = 5, 80
     for i in range(120):
         truth = {"prevalence": rng.beta(1, 1), "tpr_mean": rng.beta(1, 1),
-                 "tnr_mean": rng.beta(1, 1), "tpr_kappa": rng.gamma(2, 1 / 0.02),
-                 "tnr_kappa": rng.gamma(2, 1 / 0.02)}
+                 "tnr_mean": rng.beta(1, 1),  # kappa from the default spread tau ~ Beta(1, 1)
+                 "tpr_kappa": 1 / rng.beta(1, 1) ** 2 - 1, "tnr_kappa": 1 / rng.beta(1, 1) ** 2 - 1}
         rates = {r: rng.beta(truth[f"{r}_mean"] * truth[f"{r}_kappa"],
                              (1 - truth[f"{r}_mean"]) * truth[f"{r}_kappa"], k)
                  for r in ("tpr", "tnr")}

@@ -89,6 +89,20 @@ def test_shell_commands_run(argv, tmp_path):
         "date": (pd.Timestamp("2025-01-06") + pd.to_timedelta(rng.integers(0, 42, 400), "D")
                  ).strftime("%Y-%m-%d"),
     }).to_csv(tmp_path / "cases.csv", index=False)
+    # item-level benchmark results and per-fold predictions, for `bayescm items`/`folds`
+    import bayescm as bcm
+
+    bcm.analysis.simulate_items(60, [0.6, 0.7, 0.75], icc=0.2, cluster_size=5, runs=2,
+                                rng=1).to_csv(tmp_path / "bench.csv", index=False)
+    rows = []
+    for run in range(2):
+        for fold in range(5):
+            truth = rng.integers(0, 2, 60)
+            for name, acc in (("logreg", 0.88), ("naive_bayes", 0.84)):
+                rows.append(pd.DataFrame({
+                    "run": run, "fold": fold, "algorithm": name, "y_true": truth,
+                    "y_pred": np.where(rng.uniform(size=60) < acc, truth, 1 - truth)}))
+    pd.concat(rows).to_csv(tmp_path / "folds.csv", index=False)
     exe = pathlib.Path(sys.executable).with_name("bayescm")
     proc = subprocess.run([str(exe), *argv[1:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)

@@ -96,3 +96,33 @@ def test_errors():
         pm.Normal("extra")
     with pytest.raises(ValueError, match="did not create"):
         bcm.summary_exact(model)
+
+
+@pytest.mark.parametrize("builder", ["multiclass_rows", "multiclass_cells"])
+def test_fused_path_gives_the_numbers_of_the_path_before(builder, monkeypatch):
+    # the fused K-class chunk (registry metrics laid out by class, compiled median,
+    # HDI and MCSE, each chunk's own closed-form marginals) against the path before it
+    # (bcm.metrics.compute, NumPy's partition/sort statistics): same seed, same table,
+    # bit for bit (the same order statistics and the same arithmetic on them)
+    import functools
+    import sys
+
+    from bayescm import summary_stream
+
+    summary_module = sys.modules["bayescm.summary"]
+    model = getattr(bcm.models, builder)(MULTI)
+    monkeypatch.setattr(summary_module, "COMPILED_FROM", 0)  # compiled for any size
+    new = bcm.summary_exact(model, draws=500, chains=2, random_seed=7, chunk=1)
+    assert "bayescm.inference.order_stats" in sys.modules
+    with monkeypatch.context() as m:
+        m.setattr(summary_module, "COMPILED_FROM", np.inf)
+        m.setattr(summary_stream, "COMPILED_FROM", np.inf)
+        m.delitem(sys.modules, "bayescm.inference.order_stats")
+        m.setattr(summary_stream, "_chunk_table",
+                  functools.partial(summary_stream._chunk_table, fused=False))
+        old = bcm.summary_exact(model, draws=500, chains=2, random_seed=7)
+        assert "bayescm.inference.order_stats" not in sys.modules
+    pd.testing.assert_frame_equal(new, old, check_exact=True)
+    reg = bcm.metrics.registry_for(MULTI)
+    per_class = sum(reg.per_class(k) for k in reg.names())
+    assert len(new) == 2 * (len(reg.names()) - per_class + len(LABELS) * per_class)

@@ -26,7 +26,7 @@ As in the paper (and baycomp), the differences are first divided by
 \underline\beta, \bar\beta) = (1, 2, 0.01, 0.1)`: :data:`DEFAULT_PRIORS`, each
 overridable by name with ``priors=``.
 
-How it is sampled (NUTS through nutpie on a compiled PyMC density, no Stan)
+How it is sampled (NUTS through nutpie on a compiled density, no Stan)
     The likelihood depends on the data only through :math:`\bar x_i` and
     :math:`SS_i = \sum_j (x_{ij} - \bar x_i)^2`: with the compound-symmetry
     covariance, :math:`(x - \delta 1)^\top \Sigma^{-1} (x - \delta 1) = Q_i/\sigma_i^2`,
@@ -43,9 +43,11 @@ How it is sampled (NUTS through nutpie on a compiled PyMC density, no Stan)
     NUTS then moves in :math:`q + 5` dimensions, with :math:`\delta_i` non-centred
     (:math:`\delta_i = \delta_0 + \sigma_0 z_i`, :math:`z_i \sim t_\nu(0, 1)`), and
     :math:`\sigma_i^{-2} \mid \delta_i \sim \mathrm{Gamma}((n_i-1)/2,\ Q_i/2)` is drawn
-    afterwards.  A data set whose fold differences are all equal has no within-set
-    variance, an unbounded likelihood at :math:`\delta_i = \bar x_i`, and is refused
-    with a message.
+    afterwards.  The density is compiled once
+    (:mod:`bayescm.analysis.compare_datasets_kernel`, equal to the PyMC model
+    :func:`_model` that PyMC samples when nutpie is absent).  A data set whose fold
+    differences are all equal has no within-set variance, an unbounded likelihood at
+    :math:`\delta_i = \bar x_i`, and is refused with a message.
 
 What is reported
     Per data set the posterior of :math:`\delta_i` (shrunk towards
@@ -225,12 +227,26 @@ def _model(xbar: np.ndarray, ssw: np.ndarray, n: np.ndarray, rho: np.ndarray,
     return model
 
 
-def _sample(model: Any, q: int, draws: int, tune: int, chains: int, seed: int,
+def _sample(xbar: np.ndarray, ssw: np.ndarray, n: np.ndarray, rho: np.ndarray,
+            bounds: Mapping[str, float], draws: int, tune: int, chains: int, seed: int,
             target_accept: float) -> tuple[dict[str, np.ndarray], Any]:
+    """NUTS draws: nutpie on the compiled density (no model to compile), else PyMC."""
     from bayescm.inference import engines
 
     kwargs = dict(draws=draws, tune=tune, chains=chains, seed=seed, progressbar=False,
                   target_accept=target_accept)
+    q = len(xbar)
+    if engines.kernel_supported():
+        from bayescm.analysis import compare_datasets_kernel as ker
+        from bayescm.family import Kernel
+
+        kernel = Kernel(ker, ker.user_data(xbar, ssw, n, rho, dict(bounds)), q + 5,
+                        list(ker.NAMES), [()] * 5 + [(q,)])
+        values, sample_stats = engines.sample_kernel(kernel, **kwargs)
+        values["nu"] = values["nu_minus_one"] + 1.0
+        values["delta"] = values["delta0"][..., None] + values["std0"][..., None] * values["z"]
+        return values, sample_stats
+    model = _model(xbar, ssw, n, rho, bounds)
     try:
         return engines.sample_nutpie(model, structure=("compare_datasets", q), **kwargs)
     except ImportError:  # nutpie absent: PyMC's own NUTS
@@ -312,9 +328,9 @@ def compare_datasets(cms_a: Any, cms_b: Any, metric: str = "acc", *, rope: float
     among = float(np.std(xbar)) or float(np.mean([np.std(v) for v in x]))
     bounds = {**settings, "delta0": settings["delta0_bound"] * max(np.abs(v).max() for v in x),
               "std0": settings["std0_upper"] * among}
-    model = _model(xbar, ssw, n, rho, bounds)
     seed = int(np.random.default_rng(random_seed).integers(2**31))
-    values, sample_stats = _sample(model, len(x), draws, tune, chains, seed, target_accept)
+    values, sample_stats = _sample(xbar, ssw, n, rho, bounds, draws, tune, chains, seed,
+                                   target_accept)
     from bayescm.inference.diagnostics import rhat
 
     checked = np.concatenate([values[v].reshape(chains, draws, -1)

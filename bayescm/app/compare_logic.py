@@ -33,6 +33,7 @@ import pandas as pd
 import bayescm as bcm
 from bayescm.app.downloads import SCREEN_DPI, new_figure, to_bytes
 from bayescm.app.fitjob import check_seed
+from bayescm.app.folds_logic import DEFAULT_FOLDS
 from bayescm.app.pages_common import (
     InputError,
     PageState,
@@ -65,6 +66,9 @@ COMPARE_DRAWS = 20_000  # draws of the difference (Monte Carlo sd of P <= 0.0036
 BOARD_DRAWS = 4000  # joint draws of the leaderboard (sd of a rank probability <= 0.008)
 
 
+#: The Compare page's mode for two algorithms across folds and data sets.
+ACROSS_FOLDS = "folds"
+
 @dataclasses.dataclass(frozen=True)
 class CompareState(PageState):
     """Inputs of the Compare page (every field travels in the page's URL)."""
@@ -80,6 +84,15 @@ class CompareState(PageState):
     b: str = ""
     hdi_prob: float = 0.95
     seed: int = 1
+    # ACROSS_FOLDS: two algorithms across cross-validation folds / data sets (folds_logic)
+    mode: str = "classifiers"
+    folds: str = DEFAULT_FOLDS
+    rope: float = 0.01
+    plug_in: bool = False
+    draws: int = 1000  # the hierarchical model across data sets (NUTS)
+    tune: int = 1000
+    chains: int = 4
+    fitted: bool = False  # a shared link of a fitted comparison fits again when opened
 
 
 @dataclasses.dataclass(frozen=True)

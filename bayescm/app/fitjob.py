@@ -44,7 +44,7 @@ from bayescm.app.pages_common import InputError, field, message_of
 from bayescm.inference.fit import FitProgress, check_sizes
 
 __all__ = ["MAX_CHAINS", "MAX_DRAWS", "MAX_FITS", "MAX_FIT_BYTES", "MAX_STEPS", "STAGES",
-           "FitJob", "Progress", "check_memory", "check_sampler", "check_seed", "warm"]
+           "FitJob", "Progress", "TaskJob", "check_memory", "check_sampler", "check_seed", "warm"]
 
 STAGES = ("building the model", "sampling (NUTS)", "saving the fit", "summarising the fit",
           "done")
@@ -287,8 +287,8 @@ class FitJob:
         (:data:`MAX_FITS`) and for the forkserver, never the caller."""
         ctx = _context()
         self._messages = ctx.Queue()
-        self._process = ctx.Process(target=_worker, daemon=True, args=(
-            self._model, self._summary, self.state, str(self._path), self._messages))
+        target, args = self._work()
+        self._process = ctx.Process(target=target, daemon=True, args=(*args, self._messages))
         self._start = time.perf_counter()
         self._status = "running"
         self._supervisor = threading.Thread(target=self._supervise, daemon=True)
@@ -313,6 +313,10 @@ class FitJob:
             self._process.join()
         finally:
             _SLOTS.release()
+
+    def _work(self) -> tuple[Callable[..., None], tuple]:
+        """The child's function and its arguments (the message queue is appended)."""
+        return _worker, (self._model, self._summary, self.state, str(self._path))
 
     @property
     def stopped(self) -> bool:
@@ -402,3 +406,38 @@ class FitJob:
         if self._status != "done":
             raise RuntimeError(f"The fit is {self._status}, not done.")
         return self._result
+
+
+def _task_worker(task: Callable[[Path, Callable[[FitProgress], None]], Any], path: str,
+                 messages: Any) -> None:
+    """Run a :class:`TaskJob`'s task in the child process, reporting as :func:`_worker`."""
+    try:
+        messages.put(("stage", 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = task(Path(path), functools.partial(_report, messages))
+        messages.put(("done", result))
+    except Exception as err:  # the parent shows the message; the child just ends
+        messages.put(("error", message_of(err)))
+
+
+class TaskJob(FitJob):
+    """Any sampling work in a child process, with a :class:`FitJob`'s progress, cancel,
+    sampler slots and file handling: for work that is not one ``bcm.fit`` of one
+    model (``bcm.fit`` with other options, or an analysis that samples by itself,
+    such as :func:`bayescm.analysis.compare_datasets`).
+
+    ``task(path, progress)`` runs in the child and returns the (picklable) result:
+    ``path`` is where it may save a fit (removed by :meth:`discard`), ``progress``
+    takes :class:`bayescm.inference.FitProgress` reports (``bcm.fit(progress=...)``).
+    ``state`` holds the sampler's options, checked by :func:`check_sampler` before.
+    """
+
+    def __init__(self, state: Any,
+                 task: Callable[[Path, Callable[[FitProgress], None]], Any], *,
+                 directory: str | Path | None = None) -> None:
+        super().__init__(state, model=task, summary=task, directory=directory)
+        self._task = task
+
+    def _work(self) -> tuple[Callable[..., None], tuple]:
+        return _task_worker, (self._task, str(self._path))

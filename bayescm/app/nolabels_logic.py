@@ -36,7 +36,15 @@ from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
 from bayescm.app.fitjob import STAGES, Progress, check_sampler, warm
 from bayescm.app.one_classifier_logic import parse_prior
-from bayescm.app.pages_common import InputError, PageState, field, read_table
+from bayescm.app.pages_common import (
+    Built,
+    InputError,
+    PageState,
+    field,
+    prior_lines,
+    put_prior,
+    read_table,
+)
 from bayescm.app.raters_logic import DEFAULT_RATINGS
 from bayescm.data.agreement_cells import parse_cell
 from bayescm.models.hui_walter import PriorTruncationWarning
@@ -58,7 +66,6 @@ PARAMETERS = ("sensitivity", "specificity", "prevalence")
 # (256 patterns) take 0.3 s, 9 take 0.8 s, 10 take 3 s (the library takes up to 11)
 MAX_CLASSIFIERS = 8
 MAX_CELLS = 65_536  # populations x cells of the table
-_PRIOR_LINE = re.compile(r"^\s*(\w+)\s*([^:=]*?)\s*[:=]\s*(.+?)\s*$")
 _BETA_CALL = re.compile(r"^beta\s*\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)$", re.IGNORECASE)
 
 
@@ -135,23 +142,11 @@ def parse_priors(text: str) -> dict[str, Any]:
     {'specificity': {'B': Beta(4.6, 1.4)}}
     """
     out: dict[str, Any] = {}
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.strip().startswith("#"):
-            continue
-        match = _PRIOR_LINE.match(line)
-        if match is None:
-            raise InputError("priors", f"Line {i}: write 'parameter [classifier or "
-                                       f"population]: beta(a, b)', got {line.strip()!r}.")
-        name, unit, spec = match[1].lower(), match[2], match[3]
+    usage = "write 'parameter [classifier or population]: beta(a, b)'"
+    for i, name, unit, spec in prior_lines(text, usage):
         with field("priors"):
             prior = _prior(spec, f"{name} {unit}".strip())
-        if unit:
-            per = out.setdefault(name, {})
-            if not isinstance(per, dict):
-                raise InputError("priors", f"Line {i}: {name} already has a prior for all.")
-            per[unit] = prior
-        else:
-            out[name] = prior
+        put_prior(out, i, name, unit, prior)
     return out
 
 
@@ -176,17 +171,6 @@ def parse_pairs(text: str) -> bool | list[tuple[str, str]]:
                                            f"got {part.strip()!r}.")
         pairs.append((ends[0], ends[1]))
     return pairs
-
-
-@dataclasses.dataclass(frozen=True)
-class Built:
-    """The model and what is known before sampling."""
-
-    table: bcm.AgreementTable
-    model: pm.Model
-    identified: str  # "data", "priors" or "none"
-    identifiability: str
-    truncation: tuple[str, ...] = ()  # the PriorTruncationWarnings, shown on the page
 
 
 def build(state: NoLabelsState) -> Built:

@@ -10,6 +10,9 @@
   :func:`~bayescm.app.state.restore` on that mirror, so a link made here is read by the
   code the page reads its own links with, and a bad value is reported, not dropped).
 * :func:`read_table`, :func:`read_csv_text`: typed or pasted tables.
+* :func:`prior_lines`, :func:`put_prior`: priors typed one per line
+  (``parameter [unit]: prior``), as the No-labels page's two modes read them, and
+  :class:`Built`, the model those pages build before sampling.
 
 Examples
 --------
@@ -48,8 +51,9 @@ from bayescm.app.errors import is_user_error, log
 from bayescm.app.errors import message as message_of
 from bayescm.app.state import changed, restore
 
-__all__ = ["InputError", "PageState", "csv_problem", "field", "frame_html", "message_of",
-           "positive_label", "read_csv_text", "read_table"]
+__all__ = ["Built", "InputError", "PageState", "csv_problem", "field", "frame_html",
+           "message_of", "positive_label", "prior_lines", "put_prior", "read_csv_text",
+           "read_table"]
 
 S = TypeVar("S", bound="PageState")
 
@@ -333,3 +337,53 @@ def frame_html(frame: pd.DataFrame, prefix: str, *, digits: int = 4) -> str:
         rows.append(f"<tr>{cells}</tr>")
     return (f'{_TABLE_STYLE}<div class="bcm-scroll"><table class="bcm-frame"><tr>{head}</tr>'
             f'{"".join(rows)}</table></div>')
+
+
+PRIOR_LINE = re.compile(r"^\s*(\w+)\s*([^:=]*?)\s*[:=]\s*(.+?)\s*$")
+
+
+def prior_lines(text: str, usage: str) -> Iterator[tuple[int, str, str, str]]:
+    """Each prior line of ``text`` as ``(line number, parameter (lower case), unit,
+    prior)``: ``parameter [unit]: prior`` (or ``=``); empty lines and ``#`` lines are
+    skipped.  A line of another form is an :class:`InputError` for field ``priors``
+    saying ``Line i: <usage>, got '<line>'``.
+
+    >>> list(prior_lines("Sensitivity A: beta(20, 4)\\n# note\\nprevalence = beta:1,3", "x"))
+    [(1, 'sensitivity', 'A', 'beta(20, 4)'), (3, 'prevalence', '', 'beta:1,3')]
+    """
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        match = PRIOR_LINE.match(line)
+        if match is None:
+            raise InputError("priors", f"Line {i}: {usage}, got {line.strip()!r}.")
+        yield i, match[1].lower(), match[2], match[3]
+
+
+def put_prior(out: dict[str, Any], line: int, name: str, unit: str, prior: Any) -> None:
+    """Record ``prior`` for ``name`` (all units) or for ``name``'s ``unit`` in ``out``.
+
+    >>> out = {}
+    >>> put_prior(out, 1, "sensitivity", "A", "beta:2,1"); out
+    {'sensitivity': {'A': 'beta:2,1'}}
+    """
+    if unit:
+        per = out.setdefault(name, {})
+        if not isinstance(per, dict):
+            raise InputError("priors", f"Line {line}: {name} already has a prior for all.")
+        per[unit] = prior
+    else:
+        out[name] = prior
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """A model built from a page's inputs and what is known before sampling: its data
+    (``table``), the model, the identifiability verdict (``identified``: "data",
+    "priors" or "none", and its words) and the priors' truncation notes."""
+
+    table: Any
+    model: Any
+    identified: str
+    identifiability: str
+    truncation: tuple[str, ...] = ()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ import pandas as pd
 import bayescm as bcm
 from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
-from bayescm.app.pages_common import InputError, field, read_csv_text
+from bayescm.app.pages_common import Built, InputError, field, prior_lines, put_prior, read_csv_text
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -70,7 +69,6 @@ MAX_ITEMS = 5_000
 MAX_RATERS = 30
 MAX_CLASSES = 20
 MAX_RATINGS = 100_000
-_PRIOR_LINE = re.compile(r"^\s*(\w+)\s*([^:=]*?)\s*[:=]\s*(.+?)\s*$")
 _LONG = ("item", "rater", "rating")
 
 
@@ -142,36 +140,16 @@ def parse_rating_priors(text: str) -> dict[str, Any]:
     {'prevalence': 'dirichlet:3', 'confusion': {'A': 'diagonal:8,1'}}
     """
     out: dict[str, Any] = {}
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.strip().startswith("#"):
-            continue
-        match = _PRIOR_LINE.match(line)
-        if match is None or match[1].lower() not in ("prevalence", "confusion"):
-            raise InputError("priors", f"Line {i}: write 'prevalence: dirichlet:a' or "
-                                       f"'confusion [rater]: diagonal:correct,wrong', got "
-                                       f"{line.strip()!r}.")
-        name, unit, spec = match[1].lower(), match[2], match[3]
-        if unit:
-            if name == "prevalence":
-                raise InputError("priors", f"Line {i}: the prevalence has one prior (no "
-                                           f"rater): 'prevalence: {spec}'.")
-            per = out.setdefault(name, {})
-            if not isinstance(per, dict):
-                raise InputError("priors", f"Line {i}: {name} already has a prior for all.")
-            per[unit] = spec
-        else:
-            out[name] = spec
+    usage = "write 'prevalence: dirichlet:a' or 'confusion [rater]: diagonal:correct,wrong'"
+    for i, name, unit, spec in prior_lines(text, usage):
+        if name not in ("prevalence", "confusion"):
+            line = text.splitlines()[i - 1].strip()
+            raise InputError("priors", f"Line {i}: {usage}, got {line!r}.")
+        if unit and name == "prevalence":
+            raise InputError("priors", f"Line {i}: the prevalence has one prior (no "
+                                       f"rater): 'prevalence: {spec}'.")
+        put_prior(out, i, name, unit, spec)
     return out
-
-
-@dataclasses.dataclass(frozen=True)
-class Built:
-    """The model and what is known before sampling."""
-
-    table: bcm.RatingsTable
-    model: pm.Model
-    identified: str  # "data", "priors" or "none"
-    identifiability: str
 
 
 def build_ratings(state: Any) -> Built:

@@ -83,7 +83,8 @@ class UploadResult:
     Attributes
     ----------
     kind
-        ``"one"``, ``"compare"``, ``"groups"`` or ``"agreement"``.
+        ``"one"``, ``"compare"``, ``"groups"``, ``"agreement"`` or ``"items"``
+        (item-level benchmark results: the Benchmark-items page fits them).
     description
         One sentence saying what the columns were read as and which analysis follows.
     tables
@@ -171,6 +172,8 @@ def analyse(frame: pd.DataFrame, state: UploadState) -> UploadResult:
     """
     with field("seed"):  # a link's or a typed seed=-1 gets the field's message
         check_seed(state.seed)
+    if {"item", "model", "correct"} <= {str(c).lower() for c in frame.columns}:
+        return _items(frame)
     roles = columns(frame, state)
     classifiers = list(roles.classifiers)
     if not classifiers:
@@ -328,3 +331,24 @@ def _agreement(frame: pd.DataFrame, classifiers: list[str], truth: pd.Series | N
 def _n_labels(preds: pd.DataFrame, truth: pd.Series) -> int:
     values = pd.concat([truth, *(preds[c] for c in preds.columns)])
     return int(values.nunique())
+
+
+def _items(frame: pd.DataFrame) -> UploadResult:
+    """Item-level benchmark results: read (and checked) as the Benchmark-items page reads
+    them, each model's mean score shown; that page fits them (the link holds the data)."""
+    from bayescm.app import items_logic
+
+    text = frame.to_csv(index=False).strip()
+    try:
+        results = items_logic.parse_results(text)
+    except InputError as err:
+        raise InputError("file", err.message) from None
+    scores = results.successes_array / results.trials_array
+    table = pd.DataFrame({"n_items": results.n_items, "mean": scores.mean(axis=1)},
+                         index=pd.Index(results.models, name="model"))
+    clusters = "" if results.clusters is None else f" in {results.n_clusters} clusters"
+    return UploadResult(
+        "items", f"Read item-level benchmark results of {results.n_models} model(s) on "
+                 f"{results.n_items} items{clusters}: the Benchmark-items page fits the "
+                 "item-level model (bayescm's, CLT and clustered-SE intervals, tied sets).",
+        {"models": table}, page="items", query={"results": text})

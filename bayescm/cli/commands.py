@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayescm.cli import folds as cli_folds
 from bayescm.cli import input as cli_input
+from bayescm.cli import items as cli_items
 from bayescm.cli import raters as cli_raters
 from bayescm.cli import slices as cli_slices
 from bayescm.data.confusion import CELLS
@@ -179,6 +181,8 @@ def _build_parser() -> argparse.ArgumentParser:
     u.add_argument("--json", action="store_true")
 
     cli_raters.add_parser(sub, _prior_arg, _seed)
+    cli_folds.add_parser(sub, _seed)
+    cli_items.add_parser(sub, _seed)
 
     d = sub.add_parser("demo", help="the literature collection of Tötsch & Hoffmann (2021)")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
@@ -194,6 +198,9 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_RUNNERS = {"folds": cli_folds.run, "items": cli_items.run}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
@@ -203,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _unlabeled(args)
         if args.command == "raters":
             return cli_raters.run(args, _nested_priors)
+        if args.command in _RUNNERS:  # commands whose module reads and answers alone
+            return _RUNNERS[args.command](args)
         if args.command == "app":
             return _app(args)
         from bayescm.cli.demo import demo
@@ -375,11 +384,19 @@ def _unlabeled(args: argparse.Namespace) -> int:
     if args.dependence:
         dependence = True if args.dependence == "all" else [
             tuple(p.split("~")) for p in args.dependence.split(",")]
+    from bayescm.inference import engines, fit_kernel
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = bcm.models.hui_walter(tab, priors=_nested_priors(args.prior),
-                                      conditional_dependence=dependence)
-        idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
+        priors = _nested_priors(args.prior)
+        if engines.kernel_supported():  # the compiled density from data and priors: no PyMC
+            idata = fit_kernel("hui_walter", tab, priors=priors,
+                               options={"conditional_dependence": dependence},
+                               draws=args.draws, chains=args.chains, random_seed=args.seed,
+                               log_likelihood=False)
+        else:
+            model = bcm.models.hui_walter(tab, priors=priors, conditional_dependence=dependence)
+            idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
     metrics = args.metrics.split(",")
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
     check = bcm.posterior_predictive_check(idata)

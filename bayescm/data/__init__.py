@@ -9,6 +9,8 @@
   classifiers on unlabelled cases (cells in :mod:`bayescm.data.agreement_cells`);
 * :mod:`bayescm.data.items` -- :class:`ItemResults`, benchmark results item by item
   (frames in :mod:`bayescm.data.items_frames`);
+* :mod:`bayescm.data.fold_results` -- :class:`FoldResults`, per-fold confusion matrices
+  of algorithms on data sets (frames in :mod:`bayescm.data.fold_frames`);
 * :mod:`bayescm.data.datasets` -- the example data shipped with bayescm.
 
 Everything above the data layer (priors, models, inference, analysis) takes these
@@ -33,6 +35,7 @@ from bayescm.data.counts import (
     unit_names,
     validate_counts,
 )
+from bayescm.data.fold_results import FoldResults
 from bayescm.data.items import ItemResults
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.data.ratings import RatingsTable
@@ -44,6 +47,7 @@ __all__ = [
     "AgreementTable",
     "ConfusionMatrix",
     "CountsError",
+    "FoldResults",
     "ItemResults",
     "MulticlassConfusionMatrix",
     "RatingsTable",

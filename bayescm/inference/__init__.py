@@ -2,6 +2,8 @@
 
 * :mod:`bayescm.inference.fit` -- :func:`fit`: asks the model's family (never names
   one) for its exact posterior, compiled density or PyMC model, and samples;
+* :mod:`bayescm.inference.shell` -- :func:`fit_kernel`: ``fit`` on a family's compiled
+  density made from data and priors, without PyMC (the shell's path);
 * :mod:`bayescm.inference.engines` -- the NUTS engines (nutpie on a compiled kernel,
   nutpie on the PyMC model, ``pm.sample``);
 * :mod:`bayescm.inference.draws` -- draws completed with ``theta`` and every metric,
@@ -30,6 +32,7 @@ from bayescm.inference.fit import (
 )
 from bayescm.inference.persist import FileMismatchWarning, load, rebuild, save
 from bayescm.inference.ppc import PredictiveCheck, posterior_predictive_check
+from bayescm.inference.shell import fit_kernel
 
 __all__ = [
     "ENGINES",
@@ -45,6 +48,7 @@ __all__ = [
     "check_sizes",
     "fit",
     "fit_closed_form",
+    "fit_kernel",
     "load",
     "posterior_predictive_check",
     "rebuild",

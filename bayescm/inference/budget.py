@@ -277,6 +277,7 @@ def check_fit(model: pm.Model | None, family: Family | None, spec: ModelSpec | N
 
     per_draw = per_draw_values(model, family, spec, conj, keys, sampler=sampler,
                                closed=closed)
+    predictive = predictive and (family is None or family.replicates_data)
     n_obs = int(np.size(observed)) if observed is not None else 0
     cases = 0
     if family is not None and observed is not None and (

@@ -57,6 +57,9 @@ BACKENDS = ("auto", "arviz", "vectorised")
 ARVIZ_MAX_SHARE = 0.2
 # Scalars in the probe that estimates ArviZ's cost per scalar.
 _PROBE = 4
+# ArviZ's cost (fixed part, per scalar) by posterior size (chains, draws), probed once per
+# process: a batch's later checks (refits, prior sensitivity) decide without probing again.
+_ARVIZ_COST: dict[tuple[int, ...], tuple[float, float]] = {}
 
 
 class ConvergenceWarning(UserWarning):
@@ -316,9 +319,10 @@ def _arviz_affordable(x: np.ndarray, fit_seconds: float | None) -> bool:
     """Whether ArviZ on all scalars of ``x`` keeps the check within ARVIZ_MAX_SHARE of the fit.
 
     ArviZ's cost is a fixed part plus a part linear in the number of scalars: both are
-    timed on probes of 1 and :data:`_PROBE` scalars (on this machine, now: no constant
-    to go stale) and extrapolated.  The check is at most a share ``s`` of the fit
-    (check included) when it costs at most ``s / (1 - s)`` of the fit before it.
+    timed on probes of 1 and :data:`_PROBE` scalars (on this machine, in this process:
+    no constant to go stale; once per posterior size) and extrapolated.  The check is
+    at most a share ``s`` of the fit (check included) when it costs at most
+    ``s / (1 - s)`` of the fit before it.
     Small posteriors skip the probes, which would cost about as much as the answer.
     """
     if fit_seconds is None or len(x) <= 2 * _PROBE:
@@ -333,11 +337,15 @@ def _arviz_affordable(x: np.ndarray, fit_seconds: float | None) -> bool:
         _arviz_table(probe)
         return time.perf_counter() - start
 
-    one, several = cost(1), cost(_PROBE)
-    # timing noise can make the difference tiny or negative: never below a quarter of
-    # the probe's average cost per scalar
-    per_scalar = max((several - one) / (_PROBE - 1), several / _PROBE / 4)
-    estimate = max(one - per_scalar, 0.0) + per_scalar * len(x)
+    key = tuple(x.shape[1:])
+    if key not in _ARVIZ_COST:
+        one, several = cost(1), cost(_PROBE)
+        # timing noise can make the difference tiny or negative: never below a quarter of
+        # the probe's average cost per scalar
+        per_scalar = max((several - one) / (_PROBE - 1), several / _PROBE / 4)
+        _ARVIZ_COST[key] = (max(one - per_scalar, 0.0), per_scalar)
+    fixed, per_scalar = _ARVIZ_COST[key]
+    estimate = fixed + per_scalar * len(x)
     return estimate <= ARVIZ_MAX_SHARE / (1 - ARVIZ_MAX_SHARE) * float(fit_seconds)
 
 

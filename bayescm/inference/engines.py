@@ -103,7 +103,7 @@ def sample_kernel(kernel: Kernel, *, draws: int, tune: int, chains: int, seed: i
     )
     trace = _nutpie_sample(compiled, draws=draws, tune=tune, chains=chains, seed=seed,
                            progressbar=progressbar, target_accept=target_accept,
-                           progress=progress)
+                           progress=progress, low_rank=bool(kernel.low_rank_mass))
     posterior = idata_mod.group(trace, "posterior")
     out = {name: posterior[name].values.reshape(chains, draws, *shape)
            for name, shape in zip(names, shapes, strict=True)}
@@ -181,12 +181,14 @@ class _Reporter:
 
 def _nutpie_sample(compiled: Any, *, draws: int, tune: int, chains: int, seed: int,
                    progressbar: bool, target_accept: float | None,
-                   progress: Progress | None) -> Any:
+                   progress: Progress | None, low_rank: bool = False) -> Any:
     """``nutpie.sample``; with ``progress``, in the background, reporting its draws."""
     import nutpie
 
     kwargs = {"draws": draws, "tune": tune, "chains": chains, "seed": seed,
               **_nuts_kwargs(target_accept)}
+    if low_rank:
+        kwargs["low_rank_modified_mass_matrix"] = True
     if progress is None:
         return nutpie.sample(compiled, progress_bar=progressbar, **kwargs)
     total = chains * (draws + tune)

@@ -341,11 +341,11 @@ def fit_closed_form(
 
 
 def _finish(groups: dict[str, xr.Dataset], attrs: dict[str, Any], parameters: list[str],
-            strict: bool, *, arviz: bool = True) -> Any:
+            strict: bool, *, arviz: bool = True, backend: str = "auto") -> Any:
     """The result with its convergence verdict in the attrs (warn or raise when it fails)."""
     idata = idata_mod.make(groups, attrs, arviz=arviz)
     # the attrs say which sampler ran: the check reads it (i.i.d. draws need no R-hat)
-    report = check_convergence(idata, var_names=parameters)
+    report = check_convergence(idata, var_names=parameters, backend=backend)
     idata_mod.attrs(idata).update(converged=int(report.ok), convergence=report.message())
     if not report.ok:
         if strict:

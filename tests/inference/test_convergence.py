@@ -259,3 +259,39 @@ def test_nan_rhat_with_two_chains_is_a_problem_not_a_crash():
     assert any("could not be computed" in p and "tpr[c1]" in p for p in rep.problems)
     repr(rep)
     rep._repr_html_()
+
+
+@pytest.mark.parametrize("kind", ["continuous", "few values", "folded", "constant"])
+def test_vectorised_ranks_equal_scipys_average_ranks(kind):
+    """The twin's ranks (one sort, runs of ties averaged at once) are rankdata's."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    x = {"continuous": rng.normal(size=(20, 400)),
+         "few values": rng.integers(0, 4, size=(20, 400)).astype(float),
+         "folded": rng.normal(size=(20, 400)),
+         "constant": np.ones((3, 50))}[kind]
+    if kind == "folded":  # |x - median| ties at the two middle draws of every row
+        x = np.abs(x - np.median(x, axis=-1, keepdims=True))
+    np.testing.assert_array_equal(diagnostics._ranks(x),
+                                  stats.rankdata(x, method="average", axis=-1))
+
+
+def test_arviz_is_probed_once_per_posterior_size(monkeypatch):
+    """A batch's later checks decide between ArviZ and the twin without probing again."""
+    from bayescm.inference import convergence
+
+    monkeypatch.setattr(convergence, "_ARVIZ_COST", {})
+    calls = []
+    real = convergence._arviz_table
+    monkeypatch.setattr(convergence, "_arviz_table", lambda post: calls.append(1) or real(post))
+    x = _ar1(np.random.default_rng(9), (15, 4, 200), 0.5).transpose(1, 2, 0)
+    idata = _idata(x)
+    idata.attrs["fit_seconds"] = 1e-4  # ArviZ would dominate: the twin
+    first = bcm.check_convergence(idata)
+    assert len(calls) == 2 and "vectorised" in first.computed_by  # probes of 1 and 4 scalars
+    second = bcm.check_convergence(idata)
+    assert len(calls) == 2 and "vectorised" in second.computed_by
+    idata.attrs["fit_seconds"] = 1000.0  # a long fit: ArviZ, still without a new probe
+    assert bcm.check_convergence(idata).computed_by.startswith("ArviZ")
+    assert len(calls) == 3

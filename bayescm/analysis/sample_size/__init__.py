@@ -5,10 +5,13 @@
   potential impact, and probabilistic treatment", 2021);
 * :mod:`bayescm.analysis.sample_size.binary` and
   :mod:`bayescm.analysis.sample_size.multiclass` -- the simulations;
+* :mod:`bayescm.analysis.sample_size.items` -- benchmark items: clusters, runs and
+  paired differences (:class:`ItemsDesign`, :class:`ItemsPlan`);
 * :mod:`bayescm.analysis.sample_size.result` -- :class:`SampleSizePlan` and the search
   over :math:`N`.
 """
 
+from bayescm.analysis.sample_size.items import ItemsDesign, ItemsPlan
 from bayescm.analysis.sample_size.planning import (
     SampleSizePlan,
     beta_hdi,
@@ -16,4 +19,5 @@ from bayescm.analysis.sample_size.planning import (
     sample_size_rule,
 )
 
-__all__ = ["SampleSizePlan", "beta_hdi", "sample_size", "sample_size_rule"]
+__all__ = ["ItemsDesign", "ItemsPlan", "SampleSizePlan", "beta_hdi", "sample_size",
+           "sample_size_rule"]

@@ -29,9 +29,11 @@ import numpy as np
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.analysis.sample_size.binary import plan_binary, sample_size_rule
+from bayescm.analysis.sample_size.items import ItemsPlan, plan_items
 from bayescm.analysis.sample_size.multiclass import plan_multiclass
 from bayescm.analysis.sample_size.result import SampleSizePlan
 from bayescm.data.confusion import ConfusionMatrix
+from bayescm.data.items import ItemResults
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.stats import beta_hdi
 
@@ -39,7 +41,7 @@ __all__ = ["SampleSizePlan", "beta_hdi", "sample_size", "sample_size_rule"]
 
 
 def sample_size(
-    target_width: float,
+    target_width: float | None = None,
     *,
     metric: str | registry.Metric | registry.MulticlassMetric = "acc",
     hdi_prob: float = 0.95,
@@ -54,7 +56,11 @@ def sample_size(
     n_sims: int | None = None,
     draws: int | None = None,
     random_seed: int | np.random.Generator | None = None,
-) -> SampleSizePlan:
+    items: Any = None,
+    difference: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+) -> SampleSizePlan | ItemsPlan:
     r"""Test-set size at which a metric's HDI is narrow enough (Kruschke's protocol).
 
     For each simulated study :math:`s = 1, \dots, S` and each test-set size
@@ -169,6 +175,15 @@ def sample_size(
         for rates, whose HDI is exact.
     random_seed
         Seed or Generator.
+    items, difference, power, alpha
+        **Benchmark items** (:mod:`bayescm.analysis.sample_size.items`): ``items`` is an
+        :class:`~bayescm.analysis.sample_size.items.ItemsDesign` (accuracy, clusters,
+        runs, correlations), a mapping of its fields or a pilot
+        :class:`bayescm.ItemResults`; the plan gives the number of items (and clusters,
+        and items per number of runs) for ``target_width``, or for detecting a paired
+        ``difference`` between two models on the same items with ``power`` at two-sided
+        level ``alpha``, with the design effect of clusters and runs.  Returns an
+        ``ItemsPlan``; the other options do not apply.
 
     Returns
     -------
@@ -232,6 +247,9 @@ def sample_size(
     >>> plan.n_required
     294
     """
+    if items is not None or difference is not None or isinstance(pilot, ItemResults):
+        return plan_items(target_width, items=pilot if items is None else items,
+                          difference=difference, power=power, alpha=alpha, hdi_prob=hdi_prob)
     if pilot is not None and not isinstance(pilot, ConfusionMatrix | MulticlassConfusionMatrix
                                             ) and not idata_mod.is_inference_data(pilot):
         raise TypeError("pilot must be one bayescm.ConfusionMatrix, one "

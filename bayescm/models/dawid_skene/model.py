@@ -319,8 +319,10 @@ class DawidSkene(Family):
             data_value(model, "confusion_alpha").ravel(), y0,
             data_value(model, "multiplicity").ravel(), data_value(model, "pattern_gold").ravel(),
             indptr, cell, count]).astype(float)
+        # the prevalence and every rater's rows trade off: a low-rank mass matrix halves
+        # the steps per draw and gives ~10x the effective draws (benchmarks/bench_dawid_skene)
         return Kernel(_kernel_dawid_skene, user_data, y0.size, ["prevalence", "confusion"],
-                      [(k,), (r, k, k)])
+                      [(k,), (r, k, k)], low_rank_mass=True)
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
         # prior draws lie in the raters' labelling by construction (prior_draws), so

@@ -13,10 +13,16 @@ mean:
     tn_k \sim \mathrm{Binomial}(N_k - P_k, TNR_k),\quad
     P_k \sim \mathrm{Binomial}(N_k, \phi),
 
-with :math:`\mu \sim \mathrm{Beta}(1, 1)`, concentration
-:math:`\kappa \sim \mathrm{Gamma}(2, 0.02)` (mean 100, i.e. fold rates typically
-within a few points of each other, with a long tail to small :math:`\kappa`, large
-variation) and :math:`\phi \sim \mathrm{Beta}(1, 1)`.
+with :math:`\mu \sim \mathrm{Beta}(1, 1)`, :math:`\phi \sim \mathrm{Beta}(1, 1)` and the
+concentration :math:`\kappa` through the *spread*
+:math:`\tau = (\kappa + 1)^{-1/2} \sim \mathrm{Beta}(1, 1)`: the between-fold sd of
+the rate as a fraction of its largest possible value :math:`\sqrt{\mu(1-\mu)}`,
+uniform, so that identical folds (:math:`\tau \to 0`) stay reachable.
+:mod:`bayescm.models.folds.spread` gives the reasons (Gelman 2006; Gelman et al.,
+BDA3 §5.3) and why the earlier :math:`\kappa \sim \mathrm{Gamma}(2, 0.02)`, still
+accepted by name (``priors={"tpr_kappa": Gamma(2, 0.02)}``), over-covered when folds
+were identical.  A :class:`bayescm.MulticlassConfusionMatrix` batch gets the K-class
+model (:mod:`bayescm.models.folds.multiclass`).
 
 How it is sampled
     The fold rates are integrated out: given :math:`(\mu, \kappa)` each fold's hits
@@ -28,7 +34,7 @@ How it is sampled
             \mathrm{BetaBinomial}(P_k,\ \mu_+\kappa_+,\ (1 - \mu_+)\kappa_+),
 
     so NUTS moves in five dimensions (:math:`\mathrm{logit}\,\mu_\pm`,
-    :math:`\log\kappa_\pm`, :math:`\mathrm{logit}\,\phi`) and never meets the funnel
+    :math:`\mathrm{logit}\,\tau_\pm`, :math:`\mathrm{logit}\,\phi`) and never meets the funnel
     between :math:`\kappa` and the fold rates that made the centred model diverge on
     near-perfect folds (accuracies 0.97--1, where the fold rates pile up at 1 and
     their Beta densities become extremely skewed).  The fold rates are then drawn
@@ -63,6 +69,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.data.confusion import CELLS
+from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.deprecation import renamed_kwargs
 from bayescm.family import Family, ModelSpec, attach, register_family
 from bayescm.models._spec import (
@@ -71,6 +78,8 @@ from bayescm.models._spec import (
     counts_data,
     theta_from_rates,
 )
+from bayescm.models.folds.multiclass import folds_multiclass
+from bayescm.models.folds.spread import SPREAD_PRIOR, concentration
 from bayescm.priors import Beta, Gamma, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
@@ -81,7 +90,7 @@ if TYPE_CHECKING:
 UNITS = ("mean", "new fold")
 
 
-_SCALARS = ("prevalence", "tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa")
+RATES = ("tpr", "tnr")
 
 
 def _kappa_pair(value: Any) -> dict[str, Gamma]:
@@ -98,23 +107,28 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     ----------
     cms
         A :class:`bayescm.ConfusionMatrix` batch, one matrix per fold (dim
-        ``classifier`` holds the fold names), at least two folds.
+        ``classifier`` holds the fold names), at least two folds.  A
+        :class:`bayescm.MulticlassConfusionMatrix` batch (one K×K matrix per fold)
+        gets the K-class model, :func:`bayescm.models.folds.multiclass.folds_multiclass`.
     priors
         Overrides by name (:func:`bayescm.priors.defaults` ``("folds")``):
         ``"prevalence"``, ``"tpr_mean"``, ``"tnr_mean"`` (Beta, default Beta(1, 1))
-        and ``"tpr_kappa"``, ``"tnr_kappa"`` (Gamma shape and rate, default
-        Gamma(2, 0.02): mean 100).  The deprecated ``kappa_prior=(shape, rate)``
-        sets both concentrations.
+        and ``"tpr_spread"``, ``"tnr_spread"`` (Beta on
+        :math:`\tau = (\kappa+1)^{-1/2}`, default Beta(1, 1)).  A Gamma prior on a
+        concentration itself, ``"tpr_kappa"`` or ``"tnr_kappa"`` (shape and rate),
+        replaces that rate's spread prior (the model's first default was
+        Gamma(2, 0.02)); the deprecated ``kappa_prior=(shape, rate)`` sets both.
 
     Returns
     -------
     pymc.Model
-        Free ``tpr_mean``, ``tnr_mean``, ``tpr_kappa``, ``tnr_kappa``,
-        ``prevalence``; observed ``positives`` and the Beta-binomial ``tpr_hits``,
-        ``tnr_hits`` (dim ``fold``).  ``fit`` adds the per-fold ``tpr_fold``,
-        ``tnr_fold`` (dim ``fold``), the new fold's ``tpr_new``, ``tnr_new`` and
-        the between-fold spreads ``tpr_sd``, ``tnr_sd``.  Prior parameters are
-        ``pm.Data`` (``tpr_kappa_alpha``, ...).
+        Free ``tpr_mean``, ``tnr_mean``, ``tpr_spread``, ``tnr_spread`` (with the
+        deterministic concentrations ``tpr_kappa``, ``tnr_kappa``; free themselves
+        when given a Gamma prior), ``prevalence``; observed ``positives`` and the
+        Beta-binomial ``tpr_hits``, ``tnr_hits`` (dim ``fold``).  ``fit`` adds the
+        per-fold ``tpr_fold``, ``tnr_fold`` (dim ``fold``), the new fold's ``tpr_new``,
+        ``tnr_new`` and the between-fold spreads ``tpr_sd``, ``tnr_sd``.  Prior
+        parameters are ``pm.Data`` (``tpr_spread_alpha``, ...).
 
     Examples
     --------
@@ -127,11 +141,21 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
 
+    if isinstance(cms, MulticlassConfusionMatrix):
+        return folds_multiclass(cms, priors=priors)
     cms = as_confusion_matrix(cms)
     if len(cms) < 2:
         raise ValueError("A hierarchical model of folds needs at least two folds.")
-    resolved = resolve_priors("folds", priors, cms.classifiers,
-                              units={name: ["all"] for name in _SCALARS})
+    base = dict(Folds.default_priors)
+    for rate_name in RATES:  # a Gamma on kappa replaces that rate's spread prior
+        if priors is not None and f"{rate_name}_kappa" in priors:
+            if f"{rate_name}_spread" in priors:
+                raise PriorError(f"Give {rate_name}_spread (a Beta on the spread) or "
+                                 f"{rate_name}_kappa (a Gamma on the concentration), not both.")
+            del base[f"{rate_name}_spread"]
+            base[f"{rate_name}_kappa"] = Gamma(2, 0.02)
+    resolved = resolve_priors(Folds.name, priors, cms.classifiers, base=base,
+                              units={name: ["all"] for name in base})
     for name, (prior,) in resolved.items():
         if not prior.proper:
             raise PriorError(
@@ -153,8 +177,11 @@ def folds(cms: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
         pm.Binomial("positives", n=counts.sum(axis=1), p=phi, observed=tp + fn, dims="fold")
         for rate_name, hits, misses in (("tpr", tp, fn), ("tnr", tn, fp)):
             mu = pm.Beta(f"{rate_name}_mean", *params(f"{rate_name}_mean"))
-            shape, rate = params(f"{rate_name}_kappa")
-            kappa = pm.Gamma(f"{rate_name}_kappa", alpha=shape, beta=rate)
+            if f"{rate_name}_kappa" in resolved:
+                shape, rate = params(f"{rate_name}_kappa")
+                kappa = pm.Gamma(f"{rate_name}_kappa", alpha=shape, beta=rate)
+            else:
+                kappa = concentration(rate_name, *params(f"{rate_name}_spread"))
             # the fold rates integrated out (see the module docstring): no funnel
             pm.BetaBinomial(f"{rate_name}_hits", n=hits + misses, alpha=mu * kappa,
                             beta=(1 - mu) * kappa, observed=hits, dims="fold")
@@ -198,11 +225,12 @@ class Folds(ConfusionCodec, Family):
     name = "folds"
     default_priors: ClassVar[dict[str, Any]] = {
         "prevalence": Beta(1, 1), "tpr_mean": Beta(1, 1), "tnr_mean": Beta(1, 1),
-        "tpr_kappa": Gamma(2, 0.02), "tnr_kappa": Gamma(2, 0.02)}
+        "tpr_spread": SPREAD_PRIOR, "tnr_spread": SPREAD_PRIOR}
 
     def parameters(self, spec: ModelSpec) -> list[str]:
-        return ["tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence", "tpr_fold",
-                "tnr_fold", "tpr_new", "tnr_new", "tpr_sd", "tnr_sd"]
+        spreads = [f"{r}_spread" for r in RATES if f"{r}_spread" in spec.priors]
+        return ["tpr_mean", "tnr_mean", *spreads, "tpr_kappa", "tnr_kappa", "prevalence",
+                "tpr_fold", "tnr_fold", "tpr_new", "tnr_new", "tpr_sd", "tnr_sd"]
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
         if "tpr_fold" not in ds and spec is not None and "tpr_kappa" in ds:

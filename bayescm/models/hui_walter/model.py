@@ -36,7 +36,6 @@ The math, constraints, cell order and references are in
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,30 +47,22 @@ from bayescm.data.agreement_cells import CellDesign
 from bayescm.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
-from bayescm.models.hui_walter.dependence import dependent_pairs
-from bayescm.models.hui_walter.identifiability import (
+from bayescm.models.hui_walter.identifiability import (  # noqa: F401  (names tests import here)
     IdentifiabilityError,
     IdentifiabilityWarning,
-    identify,
-    user_stacklevel,
 )
+from bayescm.models.hui_walter.inputs import kernel_of, prepare
 from bayescm.models.hui_walter.probabilities import (
     block_draws,
     block_totals,
     cell_probabilities,
-    check_size,
     class_probabilities,
     pattern_probabilities,
 )
-from bayescm.models.hui_walter.truncated import (
-    PriorTruncationWarning,
-    check_truncation,
-    truncated_pair,
-    truncation_note,
-)
+from bayescm.models.hui_walter.truncated import truncated_pair
 from bayescm.models.hui_walter.twin import jags_data, jags_inits, jags_monitors, jags_posterior
-from bayescm.priors import Beta, PriorError
-from bayescm.priors import resolve as resolve_priors
+from bayescm.models.kernel_form import KernelForm
+from bayescm.priors import Beta
 from bayescm.stats import SAMPLE_DIMS, multinomial
 
 if TYPE_CHECKING:
@@ -141,37 +132,14 @@ def hui_walter(
     >>> bcm.models.hui_walter(part)["counts"].owner.op.__class__.__name__[:10]
     'CustomDist'
     """
-    if not isinstance(table, AgreementTable):
-        raise TypeError(f"hui_walter needs a bayescm.AgreementTable, got {type(table).__name__}.")
-    check_size(table.classifiers, table.patterns)  # before the design is made, or PyMC imported
+    spec = prepare(table, priors, conditional_dependence, identifiability)  # before PyMC
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
 
-    if identifiability not in ("warn", "raise", "ignore"):
-        raise ValueError(f"identifiability must be 'warn', 'raise' or 'ignore', "
-                         f"got {identifiability!r}.")
     classifiers, populations = table.classifiers, table.populations
     t = len(classifiers)
     design = table.design()
-    pairs = dependent_pairs(conditional_dependence, classifiers)
-    resolved = resolve_priors("hui_walter", priors, classifiers,
-                              units={"prevalence": populations})
-    improper = [k for k, per in resolved.items() if not all(b.proper for b in per)]
-    if improper:
-        raise PriorError(
-            f"Improper priors for {improper}: a latent-class posterior need not be proper with "
-            "them. Use Beta(a, b) with a, b > 0."
-        )
-    for c, se_prior, sp_prior in zip(classifiers, resolved["sensitivity"],
-                                     resolved["specificity"], strict=True):
-        check_truncation(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c)
-        if note := truncation_note(se_prior, sp_prior, *se_prior.params, *sp_prior.params, c):
-            warnings.warn(note, PriorTruncationWarning, stacklevel=user_stacklevel())
-    ident = identify(table, pairs, resolved)
-    if ident.status != "data" and identifiability != "ignore":
-        if identifiability == "raise" and ident.status == "none":
-            raise IdentifiabilityError(ident.message)
-        warnings.warn(ident.message, IdentifiabilityWarning, stacklevel=user_stacklevel())
+    pairs, resolved = list(spec.extra["pairs"]), spec.priors
 
     coords = {"classifier": list(classifiers), "population": list(populations),
               "pattern": list(table.patterns)}
@@ -216,11 +184,6 @@ def hui_walter(
                           random=_block_random(table.counts, design),
                           signature="(p,c)->(p,c)", observed=counts,
                           dims=("population", "pattern"))
-    dependence = [[classifiers[i], classifiers[j]] for i, j in pairs]
-    spec = ModelSpec("hui_walter", table, resolved,
-                     options={"conditional_dependence": dependence or False,
-                              "identifiability": identifiability},
-                     extra={"pairs": tuple(pairs), "identifiability": ident})
     return attach(model, spec)
 
 
@@ -278,31 +241,8 @@ def _scaled(totals: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 # -- the family: what fit, the draws and the JAGS runner need to know ------------------
 def _kernel(model: pm.Model, spec: ModelSpec) -> Kernel:
-    from bayescm.models.hui_walter import kernel as _kernel_hui_walter
-
-    tab = spec.data
-    design = tab.design()
-    t, p = len(tab.classifiers), len(tab.populations)
-    pairs = spec.extra["pairs"]
-    k, r, c = len(pairs), 2**t, len(design.cells)
-
-    def value(name: str) -> np.ndarray:
-        return data_value(model, name).astype(float).ravel()
-
-    user_data = np.concatenate([
-        [t, p, k, r, c, float(design.complete)], value("counts_data"),
-        design.pos.ravel(), design.neg.ravel(),
-        *(value(f"{v}_{ab}") for v in ("sensitivity", "specificity") for ab in ("alpha", "beta")),
-        value("prevalence_alpha"), value("prevalence_beta"),
-        [i for i, _ in pairs], [j for _, j in pairs],
-    ])
-    names = ["sensitivity", "specificity", "prevalence"]
-    shapes = [(t,), (t,), (p,)]
-    if pairs:
-        names += ["cov_se_position", "cov_sp_position", "cov_se", "cov_sp"]
-        shapes += [(k,)] * 4
-    return Kernel(_kernel_hui_walter, user_data, 2 * t + p + 2 * k, [*names, "pattern_prob"],
-                  [*shapes, (p, c)])
+    # the model's current data (pm.set_data is honoured), laid out as the kernel reads it
+    return kernel_of(spec, lambda name: data_value(model, name))
 
 
 def _pattern_prob(draws: xr.Dataset, spec: ModelSpec) -> xr.DataArray:
@@ -362,6 +302,29 @@ class HuiWalter(Family):
 
     def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
         return _kernel(model, spec)
+
+    def kernel_form(self, data: AgreementTable, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> KernelForm:
+        """The builder's checks and the kernel's inputs from ``data`` and ``priors``:
+        what ``bcm.fit(hui_walter(data, priors=priors, **options))`` samples, no PyMC."""
+        opts = {"conditional_dependence": False, "identifiability": "warn"}
+        unknown = sorted(set(options or {}) - set(opts))
+        if unknown:  # as the builder would say
+            raise TypeError(f"hui_walter() got unexpected keyword argument(s) {unknown}.")
+        opts.update(options or {})
+        spec = prepare(data, priors, opts["conditional_dependence"], opts["identifiability"])
+        tab, pairs = spec.data, spec.extra["pairs"]
+        coords = {"classifier": list(tab.classifiers), "population": list(tab.populations),
+                  "pattern": list(tab.patterns)}
+        dims = {"sensitivity": ("classifier",), "specificity": ("classifier",),
+                "prevalence": ("population",), "pattern_prob": ("population", "pattern")}
+        if pairs:
+            coords["pair"] = [f"{tab.classifiers[i]}~{tab.classifiers[j]}" for i, j in pairs]
+            dims.update(dict.fromkeys(("cov_se_position", "cov_sp_position", "cov_se",
+                                       "cov_sp"), ("pair",)))
+        observed = xr.DataArray(np.asarray(tab.counts), dims=("population", "pattern"),
+                                coords={k: coords[k] for k in ("population", "pattern")})
+        return KernelForm(spec, kernel_of(spec), dims, coords, observed)
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
         # the confusion probabilities of every classifier in every population

@@ -12,7 +12,8 @@ with log density :math:`-\tfrac12\sum_l z_l^2/\sigma^2 - (L - 1)(\tfrac12\log 2\
 \log\sigma)` (:math:`\sigma = 1` for the standardised, non-centred ``z``).
 
 With :math:`\eta_{mi} = \beta_m + \tilde u_i + \tilde v_{c(i)}` the log-likelihood is
-:math:`\sum y\log\sigma(\eta) + (n - y)\log\sigma(-\eta)` + const, with
+:math:`\sum y\log\sigma(\eta) + (n - y)\log\sigma(-\eta) = \sum y\eta - n\log(1 + e^\eta)`
++ const, with
 :math:`\partial_\eta = y - n\sigma(\eta)`.  The accuracy prior is Beta(a_m, b_m) on
 :math:`A(\alpha_m, s)` times :math:`\partial_\alpha A` with
 :math:`\alpha_m = \beta_m - \tau m`, :math:`\tau^2 = \sigma_u^2/N + \sigma_v^2/C`,
@@ -20,9 +21,16 @@ With :math:`\eta_{mi} = \beta_m + \tilde u_i + \tilde v_{c(i)}` the log-likeliho
 nodes).  Constants (normalisers, binomial coefficients, Beta functions) are included,
 so the value equals PyMC's.
 
-``user_data``: ``[M, N, C, clustered, centred_item, 0, const, K, scale_item,
-scale_cluster, a(M), b(M), nodes(K), weights(K), cluster(N), successes(M*N),
-trials(M*N)]``.
+The likelihood's cost is the :math:`M\times N` cells of
+:math:`n\log(1 + e^{\eta})`: :math:`\sum y\eta` is linear and needs only each
+model's and each item's total successes, and the softplus terms are summed as logs
+of block products of :math:`1 + e^{\beta_m}e^{w_i}` (no exponential or log per
+cell; a stable per-cell path takes over far out in the tails).
+
+``user_data``: ``[M, N, C, clustered, centred_item, max trials, const, K, scale_item,
+scale_cluster, a(M), b(M), nodes(K), weights(K), cluster(N), trials(M*N),
+successes per model (M), successes per item (N), each model's trials per item where
+they are all equal, else -1 (M)]``.
 """
 
 import math
@@ -37,12 +45,13 @@ EXPAND_SIG = types.int64(types.uint64, types.uint64, _dp, _dp, _dp)
 HEAD = 8
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 HALF_LOG_2_OVER_PI = 0.5 * math.log(2.0 / math.pi)
+LN2 = math.log(2.0)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _size(head):  # pragma: no cover - compiled
     m_, n_, k_ = int(head[0]), int(head[1]), int(head[7])
-    return HEAD + 2 + 2 * m_ + 2 * k_ + n_ + 2 * m_ * n_
+    return HEAD + 2 + 3 * m_ + 2 * k_ + 2 * n_ + m_ * n_
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -82,6 +91,132 @@ def _zero_sum_grad(g, grad, start, nl):  # pragma: no cover - compiled
         grad[start + k] = g[k] - c_all * head - c_last * g[nl - 1]
 
 
+@numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "arcp"})
+def _softplus_rows_blocked(beta, ew, ns, row, n_, gi, block):  # pragma: no cover - compiled
+    r"""One model's :math:`\sum_i n_i\log(1 + e^{\beta + w_i})` and
+    :math:`\sum_i n_i\sigma(\beta + w_i)` (the latter also subtracted from ``gi``).
+
+    :math:`1 + e^{\beta}e^{w_i}` needs no exponential per cell, and the logs of a
+    block's cells are one log of their product, renormalised by ``frexp`` so it
+    never overflows (the caller sizes ``block`` so that a block's product stays
+    below :math:`e^{700}`).  Only reassociation, contraction and reciprocals are
+    relaxed, so the loop vectorises while infinities and NaNs still propagate.
+    """
+    big_b = math.exp(beta)
+    mant, expo, ga = 1.0, 0, 0.0
+    i = 0
+    while i < n_:
+        hi = min(n_, i + block)
+        prod = 1.0
+        for j in range(i, hi):
+            t = big_b * ew[j]
+            u = 1.0 + t
+            n = ns[row + j]
+            if n == 1.0:
+                pw = u
+            elif n == 3.0:
+                pw = u * u * u
+            elif n == 2.0:
+                pw = u * u
+            elif n == 0.0:
+                pw = 1.0
+            else:
+                pw = u ** n
+            prod *= pw
+            q = n * t / u
+            ga += q
+            gi[j] -= q
+        mant, e = math.frexp(prod * mant)
+        expo += e
+        i = hi
+    return ga, math.log(mant) + expo * LN2
+
+
+@numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "arcp"})
+def _softplus_row_equal(beta, ew, n, n_, gi, block):  # pragma: no cover - compiled
+    r"""The same sums for a model whose every item has ``n`` trials (the usual
+    design): :math:`n\log\prod(1 + e^{\eta})`, blocks sized for one factor each."""
+    big_b = math.exp(beta)
+    mant, expo, ga = 1.0, 0, 0.0
+    i = 0
+    while i < n_:
+        hi = min(n_, i + block)
+        prod = 1.0
+        for j in range(i, hi):
+            t = big_b * ew[j]
+            u = 1.0 + t
+            prod *= u
+            q = n * t / u
+            ga += q
+            gi[j] -= q
+        mant, e = math.frexp(prod * mant)
+        expo += e
+        i = hi
+    return ga, n * (math.log(mant) + expo * LN2)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _softplus_rows_stable(beta, w, ns, row, n_, gi):  # pragma: no cover - compiled
+    """The same sums, one stable softplus per cell (far out in the tails)."""
+    ga, tm = 0.0, 0.0
+    for j in range(n_):
+        eta = beta + w[j]
+        e = math.exp(-abs(eta))
+        n = ns[row + j]
+        if eta > 0:
+            tm += n * (eta + math.log1p(e))
+            q = n / (1.0 + e)
+        else:
+            tm += n * math.log1p(e)
+            q = n * e / (1.0 + e)
+        ga += q
+        gi[j] -= q
+    return ga, tm
+
+
+@numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "arcp"})
+def _logistic_moments_fast(big_a, en, nodes, weights, k_):  # pragma: no cover - compiled
+    r""":func:`_logistic_moments` from :math:`e^\alpha` and :math:`e^{s z_k}`."""
+    acc, rest, a1, a2, a_s, a1_s = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(k_):
+        t = big_a * en[k]
+        q = 1.0 / (1.0 + t)
+        p = t * q
+        wk = weights[k]
+        pq = wk * p * q
+        acc += wk * p
+        rest += wk * q
+        a1 += pq
+        a2 += pq * (q - p)
+        a_s += pq * nodes[k]
+        a1_s += pq * (q - p) * nodes[k]
+    return acc, rest, a1, a2, a_s, a1_s
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _logistic_moments(am, s, nodes, weights, k_):  # pragma: no cover - compiled
+    r"""Quadrature moments of :math:`p = \sigma(\alpha + s z)` over N(0, 1): the
+    accuracy :math:`A = E p`, :math:`E q`, :math:`\partial_\alpha A = E pq`,
+    :math:`E pq(q - p)` and both weighted by :math:`z` (the derivatives in s)."""
+    acc, rest, a1, a2, a_s, a1_s = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(k_):
+        eta = am + s * nodes[k]
+        e = math.exp(-abs(eta))
+        if eta > 0:
+            p, q = 1.0 / (1.0 + e), e / (1.0 + e)
+        else:
+            p, q = e / (1.0 + e), 1.0 / (1.0 + e)
+        wk = weights[k]
+        pq = p * q
+        acc += wk * p
+        rest += wk * q
+        a1 += wk * pq
+        a2 += wk * pq * (q - p)
+        a_s += wk * pq * nodes[k]
+        a1_s += wk * pq * (q - p) * nodes[k]
+    return acc, rest, a1, a2, a_s, a1_s
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _density(x, grad, par):  # pragma: no cover - compiled
     m_, n_, c_ = int(par[0]), int(par[1]), int(par[2])
@@ -96,7 +231,11 @@ def _density(x, grad, par):  # pragma: no cover - compiled
     o += 2 * k_
     cl = par[o:o + n_]
     o += n_
-    ys, ns = par[o:o + m_ * n_], par[o + m_ * n_:o + 2 * m_ * n_]
+    ns = par[o:o + m_ * n_]
+    o += m_ * n_
+    ym_tot, yi_tot = par[o:o + m_], par[o + m_:o + m_ + n_]
+    row_n = par[o + m_ + n_:o + 2 * m_ + n_]
+    n_max = par[5]
     # layout: location (M), log sigma_item, [log sigma_cluster], z_offset, items, clusters
     xi = m_
     v, d_ls_i, sig_i = _scale_prior(x[xi], sc_i)
@@ -126,26 +265,38 @@ def _density(x, grad, par):  # pragma: no cover - compiled
         total -= (c_ - 1) * HALF_LOG_2PI
         for i in range(n_):
             w[i] += sig_c * zc[int(cl[i])]
-    # likelihood: d/d eta = y - n p, collected per model and per item
-    gi = np.zeros(n_)
+    # likelihood: sum y*eta + (terms in n only) - n log(1 + e^eta); the linear part
+    # needs only the totals per model and per item
+    gi = np.empty(n_)
+    for i in range(n_):
+        total += w[i] * yi_tot[i]
+        gi[i] = yi_tot[i]
+    bound = 0.0
+    for i in range(n_):
+        bound = max(bound, abs(w[i]))
+    top = 0.0
     for m in range(m_):
-        bm = x[m]
-        ga = 0.0
-        row = m * n_
+        total += x[m] * ym_tot[m]
+        top = max(top, abs(x[m]))
+    bound += top
+    # -sum n log(1 + e^eta) as the log of block products: one log per block, not
+    # per cell.  A block holds as many cells as keep the product below e^700.
+    block = min(int(700.0 / (n_max * (bound + 1.0))) if n_max > 0 else 64, 64)
+    block_1 = min(int(700.0 / (bound + 1.0)), 64)  # rows of equal trials: products of u
+    ew = np.empty(n_)
+    if block_1 >= 1:
         for i in range(n_):
-            eta = bm + w[i]
-            e = math.exp(-abs(eta))
-            l1 = math.log1p(e)
-            if eta > 0:
-                lp, lq, p = -l1, -eta - l1, 1.0 / (1.0 + e)
-            else:
-                lp, lq, p = eta - l1, -l1, e / (1.0 + e)
-            y, n = ys[row + i], ns[row + i]
-            total += y * lp + (n - y) * lq
-            g = y - n * p
-            ga += g
-            gi[i] += g
-        grad[m] = ga
+            ew[i] = math.exp(w[i])
+    for m in range(m_):
+        row = m * n_
+        if row_n[m] >= 0 and block_1 >= 1:
+            ga, tm = _softplus_row_equal(x[m], ew, row_n[m], n_, gi, block_1)
+        elif block >= 1:
+            ga, tm = _softplus_rows_blocked(x[m], ew, ns, row, n_, gi, block)
+        else:
+            ga, tm = _softplus_rows_stable(x[m], w, ns, row, n_, gi)
+        total -= tm
+        grad[m] = ym_tot[m] - ga
     # item effects: d/dz (prior and likelihood), then through the transform
     gz = np.empty(n_)
     for i in range(n_):
@@ -171,24 +322,21 @@ def _density(x, grad, par):  # pragma: no cover - compiled
     s = math.sqrt(sig_i * sig_i + sig_c * sig_c)
     d_s = 0.0
     d_alpha_sum = 0.0
+    reach = 0.0
+    for m in range(m_):
+        reach = max(reach, abs(x[m] - tau * zm))
+    reach += s * max(abs(nodes[0]), abs(nodes[k_ - 1]))
+    en = np.empty(k_)
+    if reach < 700.0:  # e^(alpha + s z) = e^alpha e^(s z): no exponential per node
+        for k in range(k_):
+            en[k] = math.exp(s * nodes[k])
     for m in range(m_):
         am = x[m] - tau * zm
-        acc, rest, a1, a2, a_s, a1_s = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-        for k in range(k_):
-            eta = am + s * nodes[k]
-            e = math.exp(-abs(eta))
-            if eta > 0:
-                p, q = 1.0 / (1.0 + e), e / (1.0 + e)
-            else:
-                p, q = e / (1.0 + e), 1.0 / (1.0 + e)
-            wk = weights[k]
-            pq = p * q
-            acc += wk * p
-            rest += wk * q
-            a1 += wk * pq
-            a2 += wk * pq * (q - p)
-            a_s += wk * pq * nodes[k]
-            a1_s += wk * pq * (q - p) * nodes[k]
+        if reach < 700.0:
+            acc, rest, a1, a2, a_s, a1_s = _logistic_moments_fast(
+                math.exp(am), en, nodes, weights, k_)
+        else:
+            acc, rest, a1, a2, a_s, a1_s = _logistic_moments(am, s, nodes, weights, k_)
         total += (a[m] - 1.0) * math.log(acc) + (b[m] - 1.0) * math.log(rest) + math.log(a1)
         dp_da = (a[m] - 1.0) / acc - (b[m] - 1.0) / rest
         d_alpha = dp_da * a1 + a2 / a1

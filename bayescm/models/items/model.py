@@ -210,6 +210,7 @@ class Items(Family):
     default_priors: ClassVar[dict[str, Any]] = {
         "accuracy": Beta(1, 1), "sigma_item": HalfNormal(2), "sigma_cluster": HalfNormal(2)}
     target_accept = 0.9
+    replicates_data = False  # a new set's accuracy is accuracy_new_set, in the posterior
 
     def parameters(self, spec: ModelSpec) -> list[str]:
         res: ItemResults = spec.data
@@ -243,9 +244,10 @@ class Items(Family):
         m_, n_, c_ = res.n_models, res.n_items, res.n_clusters if clustered else 0
         scale_c = spec.priors["sigma_cluster"][0].sigma if clustered else 1.0
         user_data = np.concatenate([
-            [m_, n_, c_, float(clustered), float(centred), 0.0, const, NODES.size,
-             spec.priors["sigma_item"][0].sigma, scale_c], a, b, NODES, WEIGHTS,
-            res.cluster_index, y.ravel(), n.ravel()]).astype(float)
+            [m_, n_, c_, float(clustered), float(centred), float(n.max()), const,
+             NODES.size, spec.priors["sigma_item"][0].sigma, scale_c], a, b, NODES,
+            WEIGHTS, res.cluster_index, n.ravel(), y.sum(axis=1), y.sum(axis=0),
+            np.where(np.ptp(n, axis=1) == 0, n[:, 0], -1.0)]).astype(float)
         names = ["location", "sigma_item"] + (["sigma_cluster"] if clustered else [])
         shapes: list[tuple[int, ...]] = [(m_,), ()] + ([()] if clustered else [])
         names += ["z_offset", "effect_item" if centred else "z_item"]

@@ -11,7 +11,7 @@ import bayescm as bcm
 from bayescm.analysis.items_simulate import simulate_items
 from bayescm.models.items.newset import new_set_accuracy
 from bayescm.models.items.quadrature import accuracy_of, alpha_of
-from tests.models.test_models import assert_kernel_is_model
+from tests.models.test_models import _kernel_logp, assert_kernel_is_model
 
 
 def _results(n=30, acc=(0.6, 0.8), icc=0.0, runs=1, seed=1):
@@ -44,6 +44,89 @@ def test_kernel_equals_pymc_model(icc, runs, centered):
                          priors={"accuracy": bcm.priors.Beta(2, 3)})
     kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
     assert_kernel_is_model(m, kernel, points=5, scale=1.0)
+
+
+@pytest.mark.parametrize("shift", [0.0, 20.0])
+@pytest.mark.parametrize("equal", [True, False])
+def test_kernel_tails_and_many_runs(shift, equal):
+    """Five runs per item (equal: one product per block) or 1-6 trials varying by
+    item and model (the general power in the block products); item effects pushed
+    to +-20 leave blocks of a few cells: all equal PyMC's density and gradient, up to
+    the constant."""
+    res = _results(n=12, acc=(0.6, 0.8, 0.7), runs=5)
+    if not equal:
+        rng = np.random.default_rng(7)
+        n = rng.integers(1, 7, (3, 12))
+        df = pd.DataFrame({"item": np.tile(np.arange(12), 3),
+                           "model": np.repeat(["a", "b", "c"], 12),
+                           "correct": rng.binomial(n, 0.7).ravel(), "n": n.ravel()})
+        res = bcm.ItemResults.from_frame(df, trials="n")
+        assert np.all(np.ptp(res.trials_array, axis=1) > 0)
+    m = bcm.models.items(res, centered=True)
+    kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
+    logp, dlogp = m.compile_logp(), m.compile_dlogp()
+    rng = np.random.default_rng(3)
+    diffs = []
+    for _ in range(3):
+        point = {v.name: rng.normal(0, 1, size=m.initial_point()[v.name].shape)
+                 for v in m.value_vars}
+        item = point["effect_item_zerosum__"]
+        point["effect_item_zerosum__"] = item + shift * (-1.0) ** np.arange(item.size)
+        x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
+        lk, gk = _kernel_logp(kernel, x)
+        assert np.isfinite(lk)
+        diffs.append(logp(point) - lk)
+        np.testing.assert_allclose(gk, dlogp(point), rtol=1e-9, atol=1e-9)
+    # values reach ~1e4 at shift 300: 1e-8 relative to that is float rounding
+    assert np.ptp(diffs) < 1e-8 * max(1.0, abs(lk))
+
+
+def test_softplus_sums_blocked_and_stable_agree_with_numpy():
+    """The likelihood's two paths -- block products of 1 + e^eta and one stable
+    softplus per cell (far in the tails, where PyMC's own gradient saturates) --
+    equal numpy's logaddexp and expit sums for every block size."""
+    from bayescm.models.items.kernel import _softplus_rows_blocked, _softplus_rows_stable
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, 8, 203)
+    ns = rng.integers(0, 7, 2 * w.size).astype(float)
+    for beta, row in ((1.3, 0), (-9.0, w.size)):
+        n = ns[row:row + w.size]
+        want_tm = float(np.sum(n * np.logaddexp(0.0, beta + w)))
+        want_q = n * special.expit(beta + w)
+        gi = np.zeros(w.size)
+        ga, tm = _softplus_rows_stable(beta, w, ns, row, w.size, gi)
+        np.testing.assert_allclose([ga, tm], [want_q.sum(), want_tm], rtol=1e-12)
+        np.testing.assert_allclose(-gi, want_q, rtol=1e-12, atol=1e-300)
+        # the kernel's rule: a block's product stays below e^700
+        largest = int(700.0 / (ns.max() * (abs(beta) + np.abs(w).max() + 1.0)))
+        for block in sorted({1, 2, largest}):
+            gi = np.zeros(w.size)
+            ga, tm = _softplus_rows_blocked(beta, np.exp(w), ns, row, w.size, gi, block)
+            np.testing.assert_allclose([ga, tm], [want_q.sum(), want_tm], rtol=1e-12)
+            np.testing.assert_allclose(-gi, want_q, rtol=1e-12, atol=1e-300)
+
+
+def test_accuracy_prior_moments_fast_and_stable_agree():
+    """The accuracy prior's quadrature moments from e^alpha e^(s z) (the usual path)
+    equal the per-node stable logistic (far in the tails) and scipy's expit."""
+    from bayescm.models.items.kernel import _logistic_moments, _logistic_moments_fast
+    from bayescm.models.items.quadrature import NODES, WEIGHTS
+
+    for am, s in ((-4.0, 0.5), (0.3, 2.0), (6.0, 9.0), (-25.0, 30.0)):
+        p = special.expit(am + s * NODES)
+        pq = WEIGHTS * p * (1 - p)
+        want = [WEIGHTS @ p, WEIGHTS @ (1 - p), pq.sum(), pq @ (1 - 2 * p), pq @ NODES,
+                (pq * (1 - 2 * p)) @ NODES]
+        fast = _logistic_moments_fast(np.exp(am), np.exp(s * NODES), NODES, WEIGHTS,
+                                      NODES.size)
+        stable = _logistic_moments(am, s, NODES, WEIGHTS, NODES.size)
+        # relative 1e-9 of each moment's scale (the sums of |terms|)
+        scale = [WEIGHTS.sum(), WEIGHTS.sum(), pq.sum(), pq.sum(), pq @ np.abs(NODES),
+                 pq @ np.abs(NODES)]
+        np.testing.assert_allclose(fast, want, rtol=0, atol=1e-9 * max(scale))
+        np.testing.assert_allclose(stable, want, rtol=0, atol=1e-9 * max(scale))
+        np.testing.assert_allclose(fast[1], want[1], rtol=1e-9)  # E q stays relative
 
 
 def test_quadrature_and_its_inverse():
@@ -177,3 +260,17 @@ def test_clustered_interval_widens_by_the_design_effect():
     # MC error of a variance at ESS >= 1000: sqrt(2/1000) = 4.5%; the Kish deff rests on an
     # ANOVA estimate of the ICC from 60 clusters (sd about 0.05 at ICC 0.2: 0.45 in deff)
     assert abs(ratio / deff - 1) < 0.25, (ratio, deff)
+
+
+def test_memory_bound_counts_no_predictive_group():
+    """items keeps no replicated item-level scores, so fit's memory bound is the same
+    with and without predictive=True (it used to count draws x models x items)."""
+    from bayescm.inference import budget
+    from bayescm.inference.draws import observed
+
+    m = bcm.models.items(_results(n=400, acc=(0.6, 0.7, 0.8), runs=3))
+    fam, spec = bcm.models.family_of(m), bcm.models.spec_of(m)
+    sizes = [budget.check_fit(m, fam, spec, None, ["acc"], observed(m), draws=1000, tune=1000,
+                              chains=4, sampler="nuts", predictive=flag, prior=False)
+             for flag in (True, False)]
+    assert sizes[0] == sizes[1]
