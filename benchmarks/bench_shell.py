@@ -5,8 +5,12 @@ interleaved so that a busy machine slows all alike) and peak resident memory (GN
 ``time -f %M``) of
 
 * ``bayescm unlabeled --counts ...`` -- two classifiers on two populations, 4 chains x
-  1,000 draws after 1,000 tuning steps: the family's compiled density made from the
-  counts and priors, sampled by nutpie, no PyMC model (``bayescm.inference.fit_kernel``);
+  1,000 draws: by default (a complete table, no dependent pairs) Gibbs sampling in NumPy
+  (``bayescm.models.hui_walter.gibbs``: 1,000 sweeps discarded, then every 5th of 5,000),
+  which imports neither PyMC, PyTensor, nutpie, ArviZ nor numba;
+* ``bayescm unlabeled --sampler nuts``: the family's compiled density made from the
+  counts and priors, 1,000 tuning steps and 1,000 draws by nutpie, no PyMC model
+  (``bayescm.inference.fit_kernel``; nutpie imports ArviZ);
 * the same analysis the way the command ran before (``bcm.fit(bcm.models.hui_walter(tab))``,
   then the summary and the predictive check): builds the PyMC model;
 * the same model as a ``jags`` script (``bayescm/models/hui_walter/hui_walter.jags``,
@@ -17,8 +21,9 @@ interleaved so that a busy machine slows all alike) and peak resident memory (GN
   pandas and pyarrow at its top), ``import arviz``, ``import numba``;
 
 WARM (numba's cache and the file cache primed) and COLD (``NUMBA_CACHE_DIR`` an empty
-temporary directory: numba compiles the Hui–Walter kernel -- its ``logp`` and
-``expand`` C callbacks and the functions they call -- and nutpie nothing).
+temporary directory: the Gibbs path compiles nothing; with ``--sampler nuts`` numba
+compiles the Hui–Walter kernel -- its ``logp`` and ``expand`` C callbacks and the
+functions they call -- and nutpie nothing).
 Target (issue 29): the command within 5x the JAGS script's time.
 
     .venv/bin/python benchmarks/bench_shell.py [--runs 5]
@@ -99,9 +104,12 @@ def main() -> None:
     try:
         jdir = jags_dir(root) if shutil.which("jags") else None
         unlabeled = [PY, "-m", "bayescm.cli", "unlabeled", "--counts", COUNTS, "--seed", "1"]
+        nuts = [*unlabeled, "--sampler", "nuts"]
         cases = {
-            "bayescm unlabeled (compiled kernel, no PyMC)": (unlabeled, REPO),
+            "bayescm unlabeled (Gibbs in NumPy, the default)": (unlabeled, REPO),
+            "bayescm unlabeled --sampler nuts (kernel, nutpie)": (nuts, REPO),
             "before: bcm.fit(hui_walter(tab)) + summary + check": ([PY, "-c", BEFORE], REPO),
+            "import numpy": ([PY, "-c", "import numpy"], REPO),
             "import numpy, scipy.stats, pandas, xarray":
                 ([PY, "-c", "import numpy, scipy.stats, pandas, xarray"], REPO),
             "import bayescm": ([PY, "-c", "import bayescm"], REPO),
@@ -115,12 +123,16 @@ def main() -> None:
             timed(cmd, cwd)
         results: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
         cold: list[tuple[float, float]] = []
+        cold_nuts: list[tuple[float, float]] = []
         for _ in range(runs):
             for name, (cmd, cwd) in cases.items():
                 results[name].append(timed(cmd, cwd))
-            cache = tempfile.mkdtemp(dir=root)  # cold: numba compiles the kernel again
+            cache = tempfile.mkdtemp(dir=root)  # cold: an empty numba cache
             cold.append(timed(unlabeled, REPO, env={**os.environ, "NUMBA_CACHE_DIR": cache}))
-        results["bayescm unlabeled, COLD (empty numba cache)"] = cold
+            cache = tempfile.mkdtemp(dir=root)  # cold: numba compiles the kernel again
+            cold_nuts.append(timed(nuts, REPO, env={**os.environ, "NUMBA_CACHE_DIR": cache}))
+        results["bayescm unlabeled, COLD (compiles nothing)"] = cold
+        results["bayescm unlabeled --sampler nuts, COLD (compiles the kernel)"] = cold_nuts
         jags_name = "jags script (same model, 4 chains)"
         ref = statistics.median(w for w, _ in results[jags_name]) if jdir else float("nan")
         print(f"whole-process wall time, median of {runs} fresh processes (interleaved); "

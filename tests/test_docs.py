@@ -46,6 +46,30 @@ def build_site(out: Path, *, execute: str) -> Path:
     return html
 
 
+def quick_site(factory: pytest.TempPathFactory) -> Path:
+    """The default suite's site, built once per test session and shared by its workers.
+
+    pytest-xdist's workers share the parent of their base temporary directories; the
+    first worker to take the lock builds the site there, the others wait and read it
+    (the site is not changed by the tests that read it).
+    """
+    import fcntl
+
+    root = factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    out = shared / "bayescm-docs-quick"
+    out.mkdir(exist_ok=True)
+    with open(shared / "bayescm-docs-quick.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (out / "built").exists():
+                build_site(out, execute=QUICK)
+                (out / "built").touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out / "html"
+
+
 def public_pages() -> dict[str, str]:
     """Public name -> the page that must document it, from bayescm's own ``__all__``s."""
     pages = {}
@@ -179,8 +203,8 @@ def test_link_checker_finds_a_missing_file_and_anchor(tmp_path):
         "c.html: loads https://cdn.example/x.js from the network"]
 
 
-def test_site_builds_with_every_name_and_link(tmp_path):
-    html = build_site(tmp_path, execute=QUICK)
+def test_site_builds_with_every_name_and_link(tmp_path_factory):
+    html = quick_site(tmp_path_factory)
     check_site(html)
     # the executed notebook shows its figures (trace, posterior, predictive)
     assert len(notebook_images(html, QUICK)) >= 3

@@ -1,8 +1,8 @@
 """The documentation site opened in headless Chromium: the index, an API page and a
 notebook page render, the notebook page with its figures.
 
-The site is built once for the module (as in tests/test_docs.py: warnings as errors,
-the quickstart notebook executed) and served by ``http.server`` from a thread on a
+The site is the one tests/test_docs.py checks (built once per session: warnings as
+errors, the quickstart notebook executed) and served by ``http.server`` from a thread on a
 free port; the browser is Debian's Chromium (``tools/browser.py``, the ``browser``
 fixture of tests/app_support.py).
 """
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.app_support import screenshot
-from tests.test_docs import QUICK, build_site
+from tests.test_docs import QUICK, quick_site
 
 pytestmark = pytest.mark.engine("chromium")
 
@@ -29,7 +29,7 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    html = build_site(tmp_path_factory.mktemp("docs"), execute=QUICK)
+    html = quick_site(tmp_path_factory)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                              functools.partial(Quiet, directory=str(html)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)

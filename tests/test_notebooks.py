@@ -29,6 +29,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 nbparams = load_script("docs/_ext/nbparams.py", "bayescm_docs_nbparams")
 
 # what test set-up inside a notebook looked like before issue 30 moved it out
+SHOWS_A_FAILED_FIT = {"06_diagnosing_chains"}
 HARNESS = re.compile(r"\bos\.environ|\bgetenv\b|BAYESCM_NOTEBOOK_FAST|BAYESCM_FIGURE_DIR")
 
 
@@ -78,6 +79,12 @@ def test_notebook_runs_cleanly(path, monkeypatch):
                 pytest.fail(f"{path.name}, cell {i}: output on stderr:\n{out.get('text')}")
             if out.get("output_type") == "error":
                 pytest.fail(f"{path.name}, cell {i}: {out.get('ename')}: {out.get('evalue')}")
+            # the reduced sizes still give converged fits: a reader of the site sees no
+            # failed verdict that the full sizes would not give (06 shows one on purpose)
+            if (out.get("output_type") == "stream" and "NOT converged" in out.get("text", "")
+                    and path.stem not in SHOWS_A_FAILED_FIT):
+                pytest.fail(f"{path.name}, cell {i}: a fit did not converge at the reduced "
+                            f"sizes:\n{out.get('text')}")
             png = out.get("data", {}).get("image/png")
             if figures and png:
                 folder = Path(figures)

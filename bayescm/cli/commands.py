@@ -169,6 +169,10 @@ def _build_parser() -> argparse.ArgumentParser:
     u.add_argument("--positive", default=None, help="label meaning positive in the CSV")
     u.add_argument("--dependence", default=None, metavar="PAIRS",
                    help="conditionally dependent pairs, e.g. 'A~B,A~C', or 'all'")
+    u.add_argument("--sampler", choices=["auto", "gibbs", "nuts"], default="auto",
+                   help="auto (default): Gibbs sampling in NumPy for a complete table of "
+                        "conditionally independent classifiers, else NUTS on the compiled "
+                        "density; the same posterior either way")
     u.add_argument("--prior", type=_prior_arg, action="append", default=[],
                    metavar="NAME=SPEC",
                    help="e.g. sensitivity=beta:20,4 or sensitivity.A=beta:20,4 (repeatable)")
@@ -389,18 +393,24 @@ def _unlabeled(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         priors = _nested_priors(args.prior)
-        if engines.kernel_supported():  # the compiled density from data and priors: no PyMC
+        # the kernel's inputs (or a Gibbs sampler) from data and priors: no PyMC
+        gibbs = args.sampler == "gibbs" or (args.sampler == "auto" and tab.complete
+                                            and dependence is False)
+        if gibbs or engines.kernel_supported():
             idata = fit_kernel("hui_walter", tab, priors=priors,
                                options={"conditional_dependence": dependence},
                                draws=args.draws, chains=args.chains, random_seed=args.seed,
-                               log_likelihood=False)
+                               log_likelihood=False, sampler=args.sampler)
         else:
             model = bcm.models.hui_walter(tab, priors=priors, conditional_dependence=dependence)
             idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
     metrics = args.metrics.split(",")
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
     check = bcm.posterior_predictive_check(idata)
-    report = bcm.check_convergence(idata)
+    # ArviZ's estimators where ArviZ is loaded (NUTS: nutpie loads it); after a Gibbs run,
+    # the same estimators vectorised, without importing ArviZ (seconds of a shell command)
+    report = bcm.check_convergence(
+        idata, backend="auto" if "arviz" in sys.modules else "vectorised")
     # bayescm's warnings of this fit, each once (in the order raised); others are noise here
     from bayescm.models.hui_walter import PriorTruncationWarning
 

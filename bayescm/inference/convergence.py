@@ -91,6 +91,8 @@ class ConvergenceReport:
         True for i.i.d. draws (the exact sampler): no MCMC diagnostic applies.
     computed_by
         What computed the table, e.g. ``"ArviZ 0.23.4"``.
+    gibbs
+        True for Gibbs sampling, which has no divergent transitions to count.
     """
 
     table: pd.DataFrame
@@ -101,6 +103,7 @@ class ConvergenceReport:
     ess_min: float
     independent: bool = False
     computed_by: str = ""
+    gibbs: bool = False
 
     def to_frame(self) -> pd.DataFrame:
         """The per-scalar table (a copy): R-hat, bulk/tail ESS, MCSE of mean and sd."""
@@ -186,7 +189,8 @@ class ConvergenceReport:
         head = (
             f"{self.chains} chain{'s' if self.chains != 1 else ''} x {self.draws} draws; "
             f"{rhat}, min bulk ESS {w['ess_bulk']:.0f}, min tail ESS {w['ess_tail']:.0f}, "
-            f"{self.divergences} divergences (computed by {self.computed_by})."
+            + ("Gibbs sampling" if self.gibbs else f"{self.divergences} divergences")
+            + f" (computed by {self.computed_by})."
         )
         if self.ok:
             return "Converged: " + head
@@ -298,6 +302,7 @@ def check_convergence(
         table=table, divergences=div, chains=chains, draws=draws, rhat_max=rhat_max,
         ess_min=float(ess_min if ess_min is not None else 100 * chains),
         independent=independent, computed_by=computed_by,
+        gibbs=attrs.get("sampler") == "gibbs",
     )
 
 

@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from scipy import stats as sps
 
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
@@ -417,6 +416,10 @@ def columns(cols: Mapping[str, np.ndarray], ex: Mapping[str, np.ndarray],
                    hdi_prob: float) -> dict[str, np.ndarray]:
     """The summary columns the closed form replaces (``cols``: the draws'): Beta rows,
     and moments that do not exist."""
+    # here, not at the top: the summary of a fit without a closed form (the shell's
+    # Gibbs and NUTS fits) reads this module but never needs scipy.stats (about 0.5 s)
+    from scipy import stats as sps
+
     n = len(ex["a"])
     out = {c: np.array(cols.get(c, np.full(n, np.nan)), dtype=float, copy=True)
            for c in ("mean", "sd", "median", "hdi_lower", "hdi_upper", "hdi_width",

@@ -194,7 +194,8 @@ def save(idata: az.InferenceData, path: str | Path) -> Path:
     >>> import tempfile, pathlib
     >>> import bayescm as bcm
     >>> cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
-    >>> idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=1)
+    >>> idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=2000,
+    ...                 random_seed=1)
     >>> path = bcm.save(idata, pathlib.Path(tempfile.mkdtemp()) / "fit.nc")
     >>> back = bcm.load(path)
     >>> bool((back.posterior["tpr"] == idata.posterior["tpr"]).all())

@@ -6,7 +6,10 @@ the family lays the kernel's inputs out from the data and the resolved priors, n
 samples the kernel (as ``fit``'s ``engine="auto"`` does), and the draws are completed,
 given their metrics, replicated data and convergence verdict as ``fit`` gives them.
 Neither PyMC nor PyTensor is imported: ``bayescm unlabeled`` answers in a fraction of
-the time.  (nutpie itself imports ArviZ; bayescm's result does not need it.)
+the time.  (nutpie itself imports ArviZ; bayescm's result does not need it.)  With
+``sampler="gibbs"`` a family that gives a Gibbs sampler of the same posterior
+(:class:`~bayescm.models.KernelForm`'s ``gibbs``: the Hui–Walter model of a complete
+table) is sampled in NumPy instead, and nutpie is not imported either.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def fit_kernel(
     strict: bool = False,
     progressbar: bool = False,
     target_accept: float | None = None,
+    sampler: str = "nuts",
 ) -> xr.DataTree:
     """``fit(builder(data, priors=priors, **options))`` on the family's compiled density,
     without PyMC.
@@ -63,6 +67,12 @@ def fit_kernel(
     draws, tune, chains, random_seed, predictive, log_likelihood, metrics, strict, \
 progressbar, target_accept
         As :func:`bayescm.fit` (``draws=None``: 1,000 per chain).
+    sampler
+        ``"nuts"`` (nutpie on the compiled density, as ``fit``), ``"gibbs"`` (the
+        family's Gibbs sampler: ``tune`` sweeps discarded, then ``draws``; an error when
+        the family has none for this model) or ``"auto"`` (Gibbs where there is one).
+        The Gibbs draws are other draws of the same posterior (tested against NUTS and
+        JAGS); ``attrs["sampler"]`` says which ran.
 
     Returns
     -------
@@ -96,9 +106,17 @@ progressbar, target_accept
     check_target_accept(target_accept)
     if log_likelihood not in (None, True, False):
         raise ValueError(f"log_likelihood must be None, True or False, got {log_likelihood!r}.")
+    if sampler not in ("nuts", "gibbs", "auto"):
+        raise ValueError(f"sampler must be 'nuts', 'gibbs' or 'auto', got {sampler!r}.")
     start = time.perf_counter()
     form = fam.kernel_form(data, priors, options)
-    if form is None or not engines.kernel_supported():
+    if sampler == "auto":
+        sampler = "gibbs" if form is not None and form.gibbs is not None else "nuts"
+    if sampler == "gibbs" and (form is None or form.gibbs is None):
+        raise ValueError(f"fit_kernel(sampler='gibbs'): the {fam.name} family has no Gibbs "
+                         "sampler for this model (its conditionals are not conjugate); use "
+                         "sampler='nuts'.")
+    if sampler == "nuts" and (form is None or not engines.kernel_supported()):
         why = (f"the {fam.name} family has no compiled density" if form is None
                else "the installed nutpie cannot take bayescm's compiled densities")
         raise ValueError(f"fit_kernel cannot run: {why}. Build the model and use bayescm.fit.")
@@ -110,9 +128,13 @@ progressbar, target_accept
     seeds = rng.integers(0, 2**31 - 1, size=2)  # as fit: the same draws for the same seed
     if target_accept is None:
         target_accept = fam.target_accept or 0.9
-    posterior, stats = engines.sample_kernel(
-        form.kernel, draws=draws, tune=tune, chains=chains, seed=int(seeds[0]),
-        progressbar=progressbar, target_accept=target_accept)
+    if sampler == "gibbs":
+        posterior = form.gibbs(draws=draws, tune=tune, chains=chains, seed=int(seeds[0]))
+        stats = xr.Dataset()  # no step sizes, no divergences: a Gibbs sweep has none
+    else:
+        posterior, stats = engines.sample_kernel(
+            form.kernel, draws=draws, tune=tune, chains=chains, seed=int(seeds[0]),
+            progressbar=progressbar, target_accept=target_accept)
     post = draws_mod.complete(posterior, None, fam, spec, None, closed=form)  # type: ignore[arg-type]
     parameters = [n for n in fam.parameters(spec) if n in post]
     groups: dict[str, xr.Dataset | None] = {"posterior": draws_mod.with_metrics(post, keys),
@@ -127,7 +149,8 @@ progressbar, target_accept
                                                         log_likelihood)
     kept = draws_mod.with_unit_coords({k: v for k, v in groups.items() if v is not None},
                                       spec.data)
-    attrs = _attrs(fam, spec, "nuts", "bayescm-kernel", parameters, None, random_seed)
+    engine = "bayescm-gibbs" if sampler == "gibbs" else "bayescm-kernel"
+    attrs = _attrs(fam, spec, sampler, engine, parameters, None, random_seed)
     attrs["fit_seconds"] = round(time.perf_counter() - start, 4)
     # ArviZ checks convergence where it is loaded already (nutpie loads it); else its
     # estimators vectorised (bayescm.inference.diagnostics, equal to ArviZ's)
@@ -139,8 +162,7 @@ def _check_memory(form: Any, fam: Family, keys: Sequence[str], *, draws: int, tu
                   chains: int, predictive: bool, log_likelihood: bool | None) -> None:
     """:func:`bayescm.inference.budget.check_memory` of the fit's estimate (as ``fit``):
     one draw of zeros completed with the family's derived quantities, plus the metrics."""
-    values = {name: np.zeros((1, 1, *shape))
-              for name, shape in zip(form.kernel.var_names, form.kernel.shapes, strict=True)}
+    values = {name: np.zeros((1, 1, *shape)) for name, shape in form.shapes().items()}
     sampled = int(sum(v.size for v in values.values()))
     with np.errstate(all="ignore"):
         ds = draws_mod.complete(values, None, fam, form.spec, None, closed=form)

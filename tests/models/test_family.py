@@ -335,7 +335,8 @@ def test_a_tampered_or_foreign_file_warns(tmp_path):
     import arviz as az
 
     cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
-    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", random_seed=1)
+    # 2,000 exact draws: a default exact fit (10^6 draws) takes ~15 s to compress
+    idata = bcm.fit(bcm.models.three_beta(cm), sampler="exact", draws=2000, random_seed=1)
     path = bcm.save(idata, tmp_path / "fit.nc")
     tampered = az.from_netcdf(path)
     tampered.posterior["tpr"] = tampered.posterior["tpr"] * 0.99

@@ -361,7 +361,7 @@ def test_rationale_round_trips_through_save_and_load(tmp_path):
     assert prior == bcm.priors.Beta(20, 4) and "rationale" not in repr(prior)
     cm = bcm.ConfusionMatrix(tp=26, fn=0, fp=2, tn=6)
     idata = bcm.fit(bcm.models.three_beta(cm, priors={"tpr": prior}), sampler="exact",
-                    random_seed=1)
+                    draws=2000, random_seed=1)
     back = bcm.load(bcm.save(idata, tmp_path / "fit.nc"))
     _, _, priors = persist.read_spec(back)
     assert priors["tpr"]["cm"].rationale == "earlier study"
@@ -381,7 +381,7 @@ def test_rationale_round_trips_through_save_and_load(tmp_path):
     assert [p.rationale for p in used] == ["pilot study"]
     rows = bcm.priors.Dirichlet((2, 1, 1, 1), rationale="pilot")
     dm = bcm.fit(bcm.models.dirichlet_multinomial(cm, priors={"theta": rows}),
-                 sampler="exact", random_seed=1)
+                 sampler="exact", draws=2000, random_seed=1)
     _, _, priors = persist.read_spec(bcm.load(bcm.save(dm, tmp_path / "dm.nc")))
     assert priors["theta"]["cm"].rationale == "pilot"
 

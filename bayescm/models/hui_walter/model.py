@@ -36,6 +36,7 @@ The math, constraints, cell order and references are in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -47,6 +48,8 @@ from bayescm.data.agreement_cells import CellDesign
 from bayescm.family import Family, JagsTwin, Kernel, ModelSpec, attach, register_family
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import beta_prior_draws, counts_data, data_value, theta_from_rates
+from bayescm.models.hui_walter.gibbs import applies as gibbs_applies
+from bayescm.models.hui_walter.gibbs import gibbs_draws
 from bayescm.models.hui_walter.identifiability import (  # noqa: F401  (names tests import here)
     IdentifiabilityError,
     IdentifiabilityWarning,
@@ -324,7 +327,9 @@ class HuiWalter(Family):
                                        "cov_sp"), ("pair",)))
         observed = xr.DataArray(np.asarray(tab.counts), dims=("population", "pattern"),
                                 coords={k: coords[k] for k in ("population", "pattern")})
-        return KernelForm(spec, kernel_of(spec), dims, coords, observed)
+        gibbs = functools.partial(gibbs_draws, spec) if gibbs_applies(spec) else None
+        return KernelForm(spec, functools.partial(kernel_of, spec), dims, coords, observed,
+                          gibbs)
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
         # the confusion probabilities of every classifier in every population

@@ -1,0 +1,149 @@
+r"""Gibbs sampling of the Hui–Walter model by data augmentation: NumPy only.
+
+For a table of complete results of conditionally independent classifiers the model is
+conjugate once each case's class is known (Joseph, Gyorkos & Coupal, "Bayesian
+estimation of disease prevalence and the parameters of diagnostic tests in the absence
+of a gold standard", American Journal of Epidemiology, 1995).  With :math:`n_{pr}` cases
+of pattern :math:`r \in \{0, 1\}^T` in population :math:`p`, one sweep draws
+
+.. math::
+
+    Y_{pr} \mid \cdot &\sim \mathrm{Binomial}\Bigl(n_{pr},\
+        \frac{\pi_p \prod_t Se_t^{r_t}(1-Se_t)^{1-r_t}}
+             {\pi_p \prod_t Se_t^{r_t}(1-Se_t)^{1-r_t}
+              + (1-\pi_p) \prod_t (1-Sp_t)^{r_t} Sp_t^{1-r_t}}\Bigr)
+        \quad\text{(the positives among them)},\\
+    \pi_p \mid \cdot &\sim \mathrm{Beta}\bigl(a_p + \textstyle\sum_r Y_{pr},\
+        b_p + \sum_r (n_{pr} - Y_{pr})\bigr),\\
+    Se_t \mid \cdot &\sim \mathrm{Beta}\bigl(a_t + \textstyle\sum_{p, r: r_t = 1} Y_{pr},\
+        b_t + \sum_{p, r: r_t = 0} Y_{pr}\bigr)\ \text{truncated to}\ Se_t > 1 - Sp_t,\\
+    Sp_t \mid \cdot &\sim \mathrm{Beta}\bigl(a'_t + \textstyle\sum_{p, r: r_t = 0}
+        (n_{pr} - Y_{pr}),\ b'_t + \sum_{p, r: r_t = 1} (n_{pr} - Y_{pr})\bigr)
+        \ \text{truncated to}\ Sp_t > 1 - Se_t,
+
+the truncation being the model's prior constraint :math:`Se_t + Sp_t > 1`
+(:mod:`bayescm.models.hui_walter.truncated`).  A truncated Beta is drawn exactly by
+the inverse of its upper tail, :math:`X = 1 - I^{-1}_{b, a}(U\, I_{1-L}(b, a))` for
+:math:`X \sim \mathrm{Beta}(a, b)` given :math:`X > L` (precise when little mass is
+left above :math:`L`).  Every chain is one row of the arrays, so a sweep of all
+chains is a few dozen vectorised NumPy calls: the whole run needs neither a compiler
+nor PyMC, PyTensor, nutpie or ArviZ, which is what lets ``bayescm unlabeled`` answer
+in about a second.  This is the sampler JAGS uses for the same model
+(``hui_walter.jags``); the posterior is the one NUTS samples (tested against both).
+
+Tables with missing results or verified cases, and conditionally dependent pairs, are
+not conjugate in this way: :func:`applies` says so and those fits use NUTS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from bayescm.data.agreement import pattern_matrix
+from bayescm.family import ModelSpec
+from bayescm.models.hui_walter.probabilities import pattern_probabilities
+
+__all__ = ["THIN", "applies", "gibbs_draws"]
+
+THIN = 5
+"""Sweeps per kept draw.  Augmenting the classes couples the parameters to the latent
+counts, so successive sweeps are correlated: on the two-population example of
+``bayescm unlabeled`` (600 cases each) 4 chains x 1,000 sweeps gave a bulk ESS of 170--350
+and R-hat up to 1.02, and every 5th of 5,000 sweeps an ESS of 860--1,180 and R-hat
+<= 1.004 (NUTS: about 4,000), at about 80 microseconds a sweep for all chains."""
+
+
+def applies(spec: ModelSpec) -> bool:
+    """True when the model is the conjugate case above (complete table, no dependence)."""
+    return bool(spec.data.design().complete) and not spec.extra["pairs"]
+
+
+def _above(a: np.ndarray, b: np.ndarray, low: np.ndarray, rng: np.random.Generator
+           ) -> np.ndarray:
+    """Beta(a, b) draws given X > low, by the inverse of the upper tail (elementwise)."""
+    tail = special.betainc(b, a, 1.0 - low)  # P(X > low) = I_{1-low}(b, a)
+    x = 1.0 - special.betaincinv(b, a, rng.random(np.shape(a)) * tail)
+    # a draw that rounds onto the bound (a tail below double precision) stays inside it
+    return np.clip(x, np.nextafter(low, 1.0), 1.0)
+
+
+def gibbs_draws(spec: ModelSpec, *, draws: int, tune: int, chains: int,
+                seed: int | None, thin: int = THIN) -> dict[str, np.ndarray]:
+    """Posterior draws of the conjugate Hui–Walter model, ``(chains, draws, ...)`` each.
+
+    Parameters
+    ----------
+    spec
+        The model's :class:`~bayescm.models.ModelSpec` (:func:`applies` must be true).
+    draws, tune, chains
+        Kept draws per chain, sweeps discarded before them, chains.
+    thin
+        Sweeps per kept draw (:data:`THIN`): ``tune + thin * draws`` sweeps in all.
+    seed
+        Seed of the one random stream of all chains.
+
+    Returns
+    -------
+    dict
+        ``sensitivity``, ``specificity`` ``(chains, draws, T)``, ``prevalence``
+        ``(chains, draws, P)`` and ``pattern_prob`` ``(chains, draws, P, 2**T)``: the
+        variables NUTS on the compiled density gives.
+
+    Examples
+    --------
+    >>> import bayescm as bcm
+    >>> from bayescm.models.hui_walter.inputs import prepare
+    >>> tab = bcm.AgreementTable.from_counts({"s1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
+    ...                                       "s2": {"++": 260, "+-": 76, "-+": 52, "--": 212}})
+    >>> out = gibbs_draws(prepare(tab, None, False, "warn"), draws=500, tune=200, chains=2,
+    ...                   seed=1)
+    >>> out["sensitivity"].shape, 0.8 < float(out["sensitivity"][..., 0].mean()) < 0.97
+    ((2, 500, 2), True)
+    """
+    if not applies(spec):
+        raise ValueError("Gibbs sampling covers complete tables of conditionally independent "
+                         "classifiers; this model has missing results, verified cases or "
+                         "dependent pairs: use NUTS (bayescm.fit).")
+    tab = spec.data
+    t, p = len(tab.classifiers), len(tab.populations)
+    r = pattern_matrix(t).astype(float)  # (R, T): pattern r's result of classifier t
+    counts = np.asarray(tab.counts, dtype=np.int64)  # (P, R), the table's pattern order
+    by_pattern = counts.sum(0).astype(float)  # (R,)
+    n_pop = counts.sum(1).astype(float)  # (P,)
+
+    def ab(name: str) -> tuple[np.ndarray, np.ndarray]:
+        priors = spec.priors[name]
+        return (np.array([b.alpha for b in priors], dtype=float),
+                np.array([b.beta for b in priors], dtype=float))
+
+    (a_se, b_se), (a_sp, b_sp), (a_pi, b_pi) = (ab(n) for n in
+                                                 ("sensitivity", "specificity", "prevalence"))
+    rng = np.random.default_rng(seed)
+    # dispersed starts inside Se + Sp > 1 (a sweep forgets them: tune discards them)
+    se = rng.uniform(0.55, 0.95, (chains, t))
+    sp = rng.uniform(0.55, 0.95, (chains, t))
+    pi = rng.uniform(0.1, 0.9, (chains, p))
+    out_se = np.empty((chains, draws, t))
+    out_sp = np.empty((chains, draws, t))
+    out_pi = np.empty((chains, draws, p))
+    hit, miss = r, 1.0 - r
+    for sweep in range(tune + thin * draws):
+        p_pos = np.prod(se[:, None, :] * hit + (1 - se[:, None, :]) * miss, axis=-1)  # (C, R)
+        p_neg = np.prod((1 - sp[:, None, :]) * hit + sp[:, None, :] * miss, axis=-1)
+        pos = pi[:, :, None] * p_pos[:, None, :]  # (C, P, R)
+        w = pos / (pos + (1 - pi)[:, :, None] * p_neg[:, None, :])
+        y = rng.binomial(counts, w)  # positives among each (population, pattern)'s cases
+        y_pop = y.sum(-1)
+        pi = rng.beta(a_pi + y_pop, b_pi + (n_pop - y_pop))
+        y_pat = y.sum(1).astype(float)  # (C, R)
+        neg = by_pattern - y_pat
+        se = _above(a_se + y_pat @ hit, b_se + y_pat @ miss, 1.0 - sp, rng)
+        sp = _above(a_sp + neg @ miss, b_sp + neg @ hit, 1.0 - se, rng)
+        k, kept = divmod(sweep - tune, thin)
+        if sweep >= tune and kept == thin - 1:
+            out_se[:, k], out_sp[:, k], out_pi[:, k] = se, sp, pi
+    prob, _, _ = pattern_probabilities(out_se, out_sp, out_pi, None, None, t, [])
+    return {"sensitivity": out_se, "specificity": out_sp, "prevalence": out_pi,
+            "pattern_prob": prob}
+
