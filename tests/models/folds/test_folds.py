@@ -132,6 +132,31 @@ def test_near_perfect_folds_converge_without_divergences(seed):
         {"mean", "new fold"}
 
 
+@pytest.mark.parametrize("seed", [2, 4])
+def test_identical_folds_do_not_stick_where_the_likelihood_cancels(seed):
+    """5 folds of 200 with the same rates: the spread's posterior piles up near 0, where
+    the Beta-binomial's log-Gamma differences cancel.  Unbounded, the concentration
+    reached 6e26 on seed 2's data, a chain stuck there, 187 divergences (seed 4's ran
+    clean); bounded at KAPPA_MAX, no divergence, and the spread below the bound's is a
+    tail of the prior, not a place to stay."""
+    from bayescm.models.folds.spread import KAPPA_MAX, spread_of
+
+    rng = np.random.default_rng(seed)
+    pos = rng.binomial(200, 0.4, 5)
+    tp, tn = rng.binomial(pos, 0.85), rng.binomial(200 - pos, 0.80)
+    cms = bcm.ConfusionMatrix(tp=tp, fn=pos - tp, fp=200 - pos - tn, tn=tn,
+                              classifier=[f"f{i}" for i in range(5)])
+    idata = bcm.fit(bcm.models.folds(cms), draws=1000, chains=4, random_seed=seed,
+                    prior=False, predictive=False, metrics=["acc"])
+    report = bcm.check_convergence(idata)
+    assert report.divergences == 0 and report.ok, report.message()
+    kappa = idata.posterior[["tpr_kappa", "tnr_kappa"]].to_array().values
+    assert kappa.max() <= KAPPA_MAX and np.isfinite(kappa).all()
+    # below the bound the spread follows its prior: a tail, not a place to stay
+    tau = idata.posterior[["tpr_spread", "tnr_spread"]].to_array().values
+    assert np.mean(tau < spread_of(KAPPA_MAX)) < 0.01
+
+
 def test_fold_rates_are_the_exact_conditionals():
     """Given (mu, kappa) a fold's TPR is Beta(mu kappa + tp, (1 - mu) kappa + fn): with the
     posterior of (mu, kappa) pinned to one point, the drawn fold rates have that Beta's
