@@ -78,6 +78,8 @@ def main() -> None:
                 c = one_cell(n, icc, runs, a.reps, rng)
                 print(f"{n:>6} {icc:>5} {runs:>4} {c['bayescm']:>8.3f} {c['clt']:>8.3f} "
                       f"{c['clustered']:>9.3f}", flush=True)
+    if not a.null_reps:  # --null-reps 0: the coverage grid only
+        return
     print(f"\nnull (equal accuracy, correlated items, ICC 0.1): share of P(A better) > 0.95, "
           f"{a.null_reps} replications (MC sd {np.sqrt(0.05 * 0.95 / a.null_reps):.3f})")
     for n in map(int, a.null_sizes.split(",")):
