@@ -38,7 +38,7 @@ import bayescm as bcm
 from bayescm.analysis.fold_metrics import as_folds, check_pair, metric_key, plug_in_values
 from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
-from bayescm.app.pages_common import InputError, field, read_csv_text
+from bayescm.app.pages_common import InputError, field, read_rows_csv
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -156,17 +156,9 @@ def parse_folds(text: str) -> FoldTable:
     >>> t.algorithms, t.datasets, t.runs, t.folds[""]["A"].to_frame()["tp"].tolist()
     (('A', 'B'), ('',), 1, [8, 9])
     """
-    if not text.strip():
-        raise InputError("folds", f"Give a header line ({HEADER}) and one row per fold.")
-    rows = text.strip().count("\n")  # counted before pandas reads anything
-    if rows > MAX_ROWS:
-        raise InputError("folds", f"The CSV has {rows:,} rows; this page reads at most "
-                                  f"{MAX_ROWS:,}. Use bcm.analysis.compare_folds or "
-                                  "compare_datasets in Python for more.")
-    frame = read_csv_text(text, "folds")
-    if frame.empty:
-        raise InputError("folds", f"No folds: give one row per fold below the header "
-                                  f"({HEADER}).")
+    frame = read_rows_csv(text, "folds", header=HEADER, row="fold", nothing="folds",
+                          max_rows=MAX_ROWS,
+                          instead="bcm.analysis.compare_folds or compare_datasets")
     lower = {c.lower(): c for c in frame.columns}
     frame = frame.rename(columns={c: c.lower() for c in frame.columns
                                   if c.lower() in (*KEYS, "actual", *bcm.CELLS)})

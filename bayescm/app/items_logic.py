@@ -33,7 +33,7 @@ import pandas as pd
 import bayescm as bcm
 from bayescm.app import fitjob
 from bayescm.app.downloads import new_figure
-from bayescm.app.pages_common import InputError, PageState, field, read_csv_text
+from bayescm.app.pages_common import InputError, PageState, field, read_rows_csv
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -83,18 +83,9 @@ def parse_results(text: str) -> bcm.ItemResults:
     >>> res.models, res.n_items, res.clusters
     (('a', 'b'), 2, None)
     """
-    if not text.strip():
-        raise InputError("results", f"Give a header line ({HEADER}) and one row per model "
-                                    "and item.")
-    rows = text.strip().count("\n")  # counted before pandas reads anything
-    if rows > MAX_ROWS:
-        raise InputError("results", f"The CSV has {rows:,} rows; this page reads at most "
-                                    f"{MAX_ROWS:,}. Use bcm.ItemResults and bcm.models.items "
-                                    "in Python for more.")
-    frame = read_csv_text(text, "results")
-    if frame.empty:
-        raise InputError("results", f"No results: give one row per model and item below the "
-                                    f"header ({HEADER}).")
+    frame = read_rows_csv(text, "results", header=HEADER, row="model and item",
+                          nothing="results", max_rows=MAX_ROWS,
+                          instead="bcm.ItemResults and bcm.models.items")
     named = {c.lower(): c for c in frame.columns}
     missing = [c for c in COLUMNS[:3] if c not in named]
     extra = [c for c in frame.columns if c.lower() not in COLUMNS]

@@ -235,6 +235,32 @@ def read_csv_text(text: str, name: str) -> pd.DataFrame:
     return frame
 
 
+def read_rows_csv(text: str, name: str, *, header: str, row: str, nothing: str,
+                  max_rows: int, instead: str) -> pd.DataFrame:
+    """:func:`read_csv_text` of a page's CSV box, with the checks every such box needs: a
+    header and at least one row, at most ``max_rows`` rows (counted before pandas reads
+    anything); ``row`` names what a row is, ``nothing`` what an empty table lacks and
+    ``instead`` what to use in Python for more rows.
+
+    >>> read_rows_csv("", "folds", header="fold, tp", row="fold", nothing="folds",
+    ...               max_rows=10, instead="compare_folds")
+    Traceback (most recent call last):
+    ...
+    bayescm.app.pages_common.InputError: Give a header line (fold, tp) and one row per fold.
+    """
+    if not text.strip():
+        raise InputError(name, f"Give a header line ({header}) and one row per {row}.")
+    rows = text.strip().count("\n")
+    if rows > max_rows:
+        raise InputError(name, f"The CSV has {rows:,} rows; this page reads at most "
+                               f"{max_rows:,}. Use {instead} in Python for more.")
+    frame = read_csv_text(text, name)
+    if frame.empty:
+        raise InputError(name, f"No {nothing}: give one row per {row} below the header "
+                               f"({header}).")
+    return frame
+
+
 def csv_problem(err: Exception) -> str:
     """What to check when pandas cannot read a CSV text, with pandas' detail made short
     (its parser's prefix dropped: the reader needs the line, not the parser's name).
