@@ -17,12 +17,17 @@ binomial likelihood of the pooled counts) and Beta(1, 1) otherwise, i.e. the ave
 a fixed-effect and a random-effects model of Bayesian model-averaged meta-analysis
 (Gronau et al., "A Bayesian model-averaged meta-analysis of the power pose effect with
 informed and default priors", 2017).  For the spike the column P0 is the mean posterior
-probability of identical folds.  The folds model itself has the continuous prior only:
-this script is the evidence for what a model average would give (issue 28's remaining
-target, coverage 0.93-0.97 at sd 0, is met by no continuous prior measured here).
+probability of identical folds.  ``joint<w>`` is one spike for both rates together (the
+folds identical in every rate, or every rate spread).
+
+What it showed: no continuous prior covers 0.93-0.97 at sd 0 without under-covering at
+sd 0.06 (5 folds); a spike per rate at w = 0.5 does (the folds model's default since,
+``bayescm.models.folds.identical``); w = 0.7 trades 10 folds at sd 0.03 (0.933) for 5
+folds at sd 0 (0.970); the joint spike narrows sd 0 to 0.945 but under-covers at sd 0.03
+(0.885, 5 folds, 200 replications).
 
     .venv/bin/python benchmarks/bench_folds_spread_prior.py [--reps 300] [--k 5,10]
-        [--priors beta11,beta15,hn0.2,hn0.1,hc0.1,spike0.5,spike0.7,spike0.8]
+        [--sd 0,0.03,0.06] [--priors beta11,beta15,hn0.2,hn0.1,hc0.1,spike0.5,spike0.7,spike0.8]
 """
 
 from __future__ import annotations
@@ -73,6 +78,29 @@ def draw_mu(hits, n, prior, size, rng) -> tuple[np.ndarray, float]:
     return mu, float(p[:, -1].sum() / p.sum()) if prior.startswith("spike") else float("nan")
 
 
+def _from(lp: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws of mu from a log posterior on the grid (rows: mu), jittered within cells."""
+    p = np.exp(lp - lp.max()).sum(axis=1)
+    cells = rng.choice(MU.size, size=size, p=p / p.sum())
+    return expit(logit(MU[cells]) + rng.uniform(-STEP / 2, STEP / 2, size))
+
+
+def draw_joint(rates, w: float, size: int, rng) -> tuple[list[np.ndarray], float]:
+    """One spike for all rates together: the folds are identical (every rate equal in every
+    fold) with prior probability w, else every rate spread with tau ~ Beta(1, 1).
+    ``rates``: (hits, n) per rate.  Returns mu draws per rate and P(identical | data)."""
+    parts = [log_posterior(h, n, "spike0.5") for h, n in rates]  # equal weights inside
+    log_odds = np.log(w) - np.log1p(-w) + sum(
+        logsumexp(lp[:, -1]) - logsumexp(lp[:, :-1]) for lp in parts)
+    p0 = float(expit(log_odds))
+    same = rng.random(size) < p0
+    out = []
+    for lp in parts:
+        pooled, spread = _from(lp[:, -1:], size, rng), _from(lp[:, :-1], size, rng)
+        out.append(np.where(same, pooled, spread))
+    return out, p0
+
+
 def fold_rates(rng: np.random.Generator, mean: float, sd: float, k: int) -> np.ndarray:
     """k fold rates with the given mean and between-fold sd (Beta; equal when sd = 0)."""
     if sd == 0:
@@ -92,6 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--k", default="5,10")
+    parser.add_argument("--sd", default="0,0.03,0.06")
     parser.add_argument("--priors", default="beta11,beta15,hn0.2,hn0.1,hc0.1,spike0.5,"
                                             "spike0.7,spike0.8")
     args = parser.parse_args()
@@ -99,7 +128,7 @@ def main() -> None:
     print(f"coverage of 95% HDIs of the mean accuracy {TRUTH:.2f} / mean width (/ mean P0), "
           f"{args.reps} replications (MC sd {np.sqrt(0.05 * 0.95 / args.reps):.3f} at 0.95)")
     for k in map(int, args.k.split(",")):
-        for sd in (0.0, 0.03, 0.06):
+        for sd in map(float, args.sd.split(",")):
             rng = np.random.default_rng(7000 * k + int(sd * 100))
             hits = dict.fromkeys(priors, 0)
             width = dict.fromkeys(priors, 0.0)
@@ -110,8 +139,13 @@ def main() -> None:
                 tn = rng.binomial(N - pos, fold_rates(rng, TNR, sd, k))
                 phi = rng.beta(1 + pos.sum(), 1 + N * k - pos.sum(), 4000)
                 for prior in priors:
-                    mp, a0 = draw_mu(tp, pos, prior, 4000, rng)
-                    mn, b0 = draw_mu(tn, N - pos, prior, 4000, rng)
+                    if prior.startswith("joint"):
+                        (mp, mn), a0 = draw_joint([(tp, pos), (tn, N - pos)],
+                                                  float(prior.removeprefix("joint")), 4000, rng)
+                        b0 = a0
+                    else:
+                        mp, a0 = draw_mu(tp, pos, prior, 4000, rng)
+                        mn, b0 = draw_mu(tn, N - pos, prior, 4000, rng)
                     low, high = hdi(phi * mp + (1 - phi) * mn)
                     hits[prior] += low <= TRUTH <= high
                     width[prior] += high - low
@@ -119,7 +153,7 @@ def main() -> None:
             cells = []
             for prior in priors:
                 cell = f"{prior} {hits[prior] / args.reps:.3f}/{width[prior] / args.reps:.4f}"
-                if prior.startswith("spike"):
+                if prior.startswith(("spike", "joint")):
                     cell += f"/P0={p0[prior] / args.reps:.2f}"
                 cells.append(cell)
             print(f"k={k:<2} sd={sd:<4}  " + "  ".join(cells), flush=True)

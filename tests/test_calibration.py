@@ -158,19 +158,28 @@ def test_dependent_latent_class_posterior_is_calibrated():
 
 @pytest.mark.slow
 def test_folds_posterior_is_calibrated():
-    """SBC of the hierarchical folds model (nutpie compiling the PyMC model): the mean
-    rates, the concentrations and the prevalence, drawn from the default priors."""
+    """SBC of the hierarchical folds model (nutpie compiling the PyMC model) averaged with
+    identical folds: truths drawn from the default prior -- each rate the same in every
+    fold with probability 0.5, else spread with tau ~ Beta(1, 1) -- and ranks of the mean
+    rates, the prevalence and the between-fold sds (0 in identical folds: ties ranked
+    uniformly at random among the equal draws)."""
     rng = np.random.default_rng(5)
-    names = ("tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa", "prevalence")
+    names = ("tpr_mean", "tnr_mean", "tpr_sd", "tnr_sd", "prevalence")
     ranks: dict[str, list[int]] = {k: [] for k in names}
     k, n = 5, 80
     for i in range(120):
         truth = {"prevalence": rng.beta(1, 1), "tpr_mean": rng.beta(1, 1),
-                 "tnr_mean": rng.beta(1, 1),  # kappa from the default spread tau ~ Beta(1, 1)
-                 "tpr_kappa": 1 / rng.beta(1, 1) ** 2 - 1, "tnr_kappa": 1 / rng.beta(1, 1) ** 2 - 1}
-        rates = {r: rng.beta(truth[f"{r}_mean"] * truth[f"{r}_kappa"],
-                             (1 - truth[f"{r}_mean"]) * truth[f"{r}_kappa"], k)
-                 for r in ("tpr", "tnr")}
+                 "tnr_mean": rng.beta(1, 1)}
+        rates = {}
+        for r in ("tpr", "tnr"):
+            mu = truth[f"{r}_mean"]
+            if rng.random() < 0.5:  # identical folds
+                rates[r], truth[f"{r}_sd"] = np.full(k, mu), 0.0
+            else:
+                tau = rng.beta(1, 1)
+                kappa = (1 - tau) * (1 + tau) / tau**2
+                rates[r] = rng.beta(mu * kappa, (1 - mu) * kappa, k)
+                truth[f"{r}_sd"] = tau * np.sqrt(mu * (1 - mu))
         pos = rng.binomial(n, truth["prevalence"], k)
         tp, tn = rng.binomial(pos, rates["tpr"]), rng.binomial(n - pos, rates["tnr"])
         cms = bcm.ConfusionMatrix(tp=tp, fn=pos - tp, fp=n - pos - tn, tn=tn,
@@ -181,6 +190,7 @@ def test_folds_posterior_is_calibrated():
                             random_seed=i, prior=False, predictive=False, metrics=[])
         for name in names:
             draws = idata.posterior[name].values[:, ::THIN].ravel()
-            ranks[name].append(int((draws < truth[name]).sum()))
+            ties = int((draws == truth[name]).sum())
+            ranks[name].append(int((draws < truth[name]).sum()) + int(rng.integers(0, ties + 1)))
     pvalues = uniformity_pvalues({k: np.array(v)[:, None] for k, v in ranks.items()})
     assert min(pvalues.values()) > ALPHA / len(pvalues), pvalues

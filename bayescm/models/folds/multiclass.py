@@ -57,6 +57,8 @@ import xarray as xr
 
 from bayescm.family import ModelSpec, attach, register_family
 from bayescm.models._spec import counts_data
+from bayescm.models.folds import identical as averaging
+from bayescm.models.folds.identical import IDENTICAL
 from bayescm.models.folds.spread import SPREAD_PRIOR, concentration
 from bayescm.models.multiclass_rows import MulticlassFamily
 from bayescm.models.multiclass_rows import default_priors as rows_defaults
@@ -85,7 +87,7 @@ def default_priors(k: int) -> dict[str, Any]:
             "rows_spread": SPREAD_PRIOR}
 
 
-def _specify(mc: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
+def _specify(mc: Any, priors: Mapping[str, Any] | None, identical: float) -> ModelSpec:
     """Validated data and resolved priors (no PyMC)."""
     mc = as_multiclass(mc)
     if len(mc) < 2:
@@ -103,10 +105,12 @@ def _specify(mc: Any, priors: Mapping[str, Any] | None) -> ModelSpec:
                 raise PriorError(
                     f"The prior {prior!r} of {name!r} is improper; the hierarchy needs proper "
                     f"priors (priors={{'{name}': ...}} with positive parameters).")
-    return ModelSpec(FoldsMulticlass.name, mc, resolved)
+    return ModelSpec(FoldsMulticlass.name, mc, resolved,
+                     options={"identical": averaging.prior_probability(identical)})
 
 
-def folds_multiclass(mc: Any, *, priors: Mapping[str, Any] | None = None) -> pm.Model:
+def folds_multiclass(mc: Any, *, priors: Mapping[str, Any] | None = None,
+                     identical: float = IDENTICAL) -> pm.Model:
     r"""Build the hierarchical model of k folds' K-class confusion matrices.
 
     ``bcm.models.folds`` calls this for a :class:`bayescm.MulticlassConfusionMatrix`.
@@ -122,6 +126,11 @@ def folds_multiclass(mc: Any, *, priors: Mapping[str, Any] | None = None) -> pm.
         Dirichlet(2/K, ..., 2/K)), ``"rows_spread"`` (Beta on each class's spread
         :math:`\tau_a = (\kappa_a+1)^{-1/2}`, default Beta(1, 1); one prior or
         ``{class label: prior}``).
+    identical
+        Prior probability that an actual class's row is the same in every fold
+        (default 0.5); ``fit`` averages the model with complete pooling row by row
+        (:mod:`bayescm.models.folds.identical`) and adds the indicators
+        ``rows_identical`` (dim ``actual``).  0 gives the spread model alone.
 
     Returns
     -------
@@ -145,7 +154,7 @@ def folds_multiclass(mc: Any, *, priors: Mapping[str, Any] | None = None) -> pm.
     """
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
 
-    spec = _specify(mc, priors)
+    spec = _specify(mc, priors, identical)
     mc, resolved = spec.data, spec.priors
     k, labels = mc.n_classes, list(mc.labels)
     coords = {"fold": list(mc.classifiers), "actual": labels, "predicted": labels}
@@ -170,12 +179,50 @@ def folds_multiclass(mc: Any, *, priors: Mapping[str, Any] | None = None) -> pm.
     return attach(model, spec)
 
 
-def _fold_rows(ds: xr.Dataset, mc: Any) -> xr.Dataset:
+def _average(ds: xr.Dataset, spec: ModelSpec) -> np.ndarray | None:
+    """Each actual class's mean row averaged with identical folds
+    (:mod:`bayescm.models.folds.identical`); returns the indicators, shape
+    ``(chain, draw, actual)``, or None when nothing is averaged."""
+    prior = spec.options.get("identical", IDENTICAL)
+    if prior == 0:
+        return None
+    mc = spec.data
+    counts = np.asarray(mc.counts, dtype=float)
+    k = mc.n_classes
+    alpha = row_concentrations(spec.priors["rows_mean"], k)[0]
+    mu = ds["rows_mean"].transpose(*SAMPLE_DIMS, "actual", "predicted").values.copy()
+    tau = ds["rows_spread"].transpose(*SAMPLE_DIMS, "actual").values
+    rng = averaging.seeded_stream(mu)
+    same = np.zeros(mu.shape[:-1], dtype=bool)
+    probs, evidences = [], []
+    for a, spread in enumerate(spec.priors["rows_spread"]):
+        log0, log1 = averaging.evidence(counts[:, a, :], alpha[a], spread.params,
+                                        mu[..., a, :].reshape(-1, k), tau[..., a].ravel(), rng)
+        p = averaging.probability(prior, log0, log1)
+        mu[..., a, :], same[..., a] = averaging.average(mu[..., a, :], counts[:, a, :],
+                                                        alpha[a], p, rng)
+        probs.append(p)
+        evidences.append((log0, log1))
+    ds["rows_mean"] = xr.DataArray(mu, dims=(*SAMPLE_DIMS, "actual", "predicted"),
+                                   coords={"actual": ds["rows_mean"]["actual"].values,
+                                           "predicted": ds["rows_mean"]["predicted"].values})
+    ds["rows_identical"] = xr.DataArray(
+        same.astype(np.int8), dims=(*SAMPLE_DIMS, "actual"),
+        coords={"actual": ds["rows_mean"]["actual"].values},
+        attrs={"probability": probs, "prior_probability": prior,
+               "log_evidence_pooled": [e[0] for e in evidences],
+               "log_evidence_spread": [e[1] for e in evidences]})
+    return same
+
+
+def _fold_rows(ds: xr.Dataset, mc: Any, identical: np.ndarray | None = None) -> xr.Dataset:
     r"""Exact conditional draws of the fold rows, a new fold's rows and the spreads.
 
     Given :math:`(\mu, \kappa)` fold :math:`f`'s row :math:`a` is
     :math:`\mathrm{Dirichlet}(\kappa_a\mu_a + C_{fa\cdot})` and a new fold's
-    :math:`\mathrm{Dirichlet}(\kappa_a\mu_a)`; seeded by the draws themselves.
+    :math:`\mathrm{Dirichlet}(\kappa_a\mu_a)`; in a draw where row :math:`a` is
+    identical across folds (``identical``) both are :math:`\mu_a` and its sd is 0.
+    Seeded by the draws themselves.
     """
     digest = hashlib.blake2b(digest_size=16)
     for name in ("rows_mean", "rows_kappa"):
@@ -183,20 +230,21 @@ def _fold_rows(ds: xr.Dataset, mc: Any) -> xr.Dataset:
     rng = np.random.default_rng(np.frombuffer(digest.digest(), dtype=np.uint32))
     mu = ds["rows_mean"].transpose(*SAMPLE_DIMS, "actual", "predicted").values
     kappa = ds["rows_kappa"].transpose(*SAMPLE_DIMS, "actual").values
+    same = np.zeros(kappa.shape, dtype=bool) if identical is None else identical
     # a Dirichlet parameter that underflowed to 0 is kept positive
     a = np.maximum(kappa[..., None] * mu, np.finfo(float).tiny)
     counts = np.asarray(mc.counts, dtype=float)
     g = rng.standard_gamma(a[:, :, None] + counts)
-    fold = g / g.sum(axis=-1, keepdims=True)
+    fold = np.where(same[:, :, None, :, None], mu[:, :, None], g / g.sum(axis=-1, keepdims=True))
     g = rng.standard_gamma(a)
-    new = g / g.sum(axis=-1, keepdims=True)
+    new = np.where(same[..., None], mu, g / g.sum(axis=-1, keepdims=True))
     coords = {"fold": list(mc.classifiers), "actual": list(mc.labels),
               "predicted": list(mc.labels)}
     ds["rows_fold"] = xr.DataArray(fold, dims=(*SAMPLE_DIMS, *DIMS), coords=coords)
     ds["rows_new"] = xr.DataArray(new, dims=(*SAMPLE_DIMS, *DIMS[1:]),
                                   coords={d: coords[d] for d in DIMS[1:]})
     diag = np.diagonal(mu, axis1=-2, axis2=-1)
-    ds["tpr_sd"] = xr.DataArray(np.sqrt(diag * (1 - diag) / (kappa + 1)),
+    ds["tpr_sd"] = xr.DataArray(np.where(same, 0.0, np.sqrt(diag * (1 - diag) / (kappa + 1))),
                                 dims=(*SAMPLE_DIMS, "class"),
                                 coords={"class": list(mc.labels)})
     return ds
@@ -219,7 +267,7 @@ class FoldsMulticlass(MulticlassFamily):
 
     def complete(self, ds: xr.Dataset, spec: ModelSpec, conjugate: Any = None) -> xr.Dataset:
         if "rows_fold" not in ds and spec is not None and "rows_kappa" in ds:
-            ds = _fold_rows(ds, spec.data)
+            ds = _fold_rows(ds, spec.data, _average(ds, spec))
         unit = xr.DataArray(list(UNITS), dims="classifier", name="classifier")
         rows = xr.concat([ds["rows_mean"], ds["rows_new"]], dim=unit)
         ds["theta"] = (ds["prevalence"] * rows).assign_coords(classifier=list(UNITS)
@@ -259,7 +307,7 @@ class FoldsMulticlass(MulticlassFamily):
                 ) -> pm.Model:
         given = {name: (per["all"] if set(per) == {"all"} else dict(per))
                  for name, per in priors.items()}
-        return folds_multiclass(data, priors=given)
+        return folds_multiclass(data, priors=given, **dict(options))
 
     def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> None:
         return None  # no closed form: nutpie compiles the PyMC model
