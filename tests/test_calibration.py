@@ -158,7 +158,7 @@ def test_dependent_latent_class_posterior_is_calibrated():
 
 @pytest.mark.slow
 def test_folds_posterior_is_calibrated():
-    """SBC of the hierarchical folds model (nutpie compiling the PyMC model) averaged with
+    """SBC of the hierarchical folds model (its compiled density on nutpie) averaged with
     identical folds: truths drawn from the default prior -- each rate the same in every
     fold with probability 0.5, else spread with tau ~ Beta(1, 1) -- and ranks of the mean
     rates, the prevalence and the between-fold sds (0 in identical folds: ties ranked

@@ -33,23 +33,13 @@ import numba
 import numpy as np
 from numba import types
 
+from bayescm.models.special import digamma
+
 _dp = types.CPointer(types.double)
 LOGP_SIG = types.int64(types.uint64, _dp, _dp, _dp, _dp)
 EXPAND_SIG = types.int64(types.uint64, types.uint64, _dp, _dp, _dp)
 HEAD = 7
 NAMES = ("delta0", "std0", "gamma_alpha", "gamma_beta", "nu_minus_one", "z")
-
-
-@numba.njit(cache=True)
-def digamma(x):  # pragma: no cover - compiled
-    """:math:`\\psi(x)` for :math:`x > 0`."""
-    acc = 0.0
-    while x < 10.0:
-        acc -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
-    return acc + math.log(x) - 0.5 / x - series
 
 
 @numba.njit(cache=True)

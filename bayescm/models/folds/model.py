@@ -48,7 +48,9 @@ How it is sampled
     and a *new* fold's rates from :math:`\mathrm{Beta}(\mu\kappa, (1-\mu)\kappa)`:
     the same joint posterior as the centred model, without its geometry.  These
     draws use a random stream seeded by the MCMC draws themselves, so a fit with a
-    ``random_seed`` is reproducible.
+    ``random_seed`` is reproducible.  NUTS runs on a compiled density
+    (:mod:`bayescm.models.folds.kernel`, numba, cached on disk once for every fold
+    count) unless a rate has a Gamma prior on its concentration.
 
 Identical folds
     Folds of one data set are often identical in distribution, which no continuous
@@ -80,7 +82,7 @@ import xarray as xr
 from bayescm.data.confusion import CELLS
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.deprecation import renamed_kwargs
-from bayescm.family import Family, ModelSpec, attach, register_family
+from bayescm.family import Family, Kernel, ModelSpec, attach, register_family
 from bayescm.models._spec import (
     ConfusionCodec,
     as_confusion_matrix,
@@ -326,6 +328,32 @@ class Folds(ConfusionCodec, Family):
 
     def prior_units(self, spec: ModelSpec) -> dict[str, list[str]]:
         return {name: ["all"] for name in spec.priors}
+
+    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel | None:
+        """The compiled density (:mod:`bayescm.models.folds.kernel`) when both rates have
+        spread priors; a Gamma on a concentration falls back to nutpie's compilation."""
+        if any(f"{r}_spread" not in spec.priors for r in RATES):
+            return None
+        from scipy.special import betaln, gammaln
+
+        from bayescm.models.folds import kernel as _kernel_folds
+        from bayescm.models.folds.spread import KAPPA_MAX
+
+        counts = np.asarray(spec.data.counts, dtype=float)
+        tp, fn, _, tn = (counts[:, i] for i in range(4))
+        n, pos = counts.sum(axis=1), tp + fn
+        params = [spec.priors[name][0].params for name in
+                  ("prevalence", "tpr_mean", "tpr_spread", "tnr_mean", "tnr_spread")]
+
+        def log_choose(a: np.ndarray, b: np.ndarray) -> float:
+            return float(np.sum(gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)))
+
+        # binomial coefficients and Beta functions: constants, kept so the value is PyMC's
+        const = (log_choose(n, pos) + log_choose(pos, tp) + log_choose(n - pos, tn)
+                 - sum(float(betaln(*p)) for p in params))
+        folds_ = np.column_stack([n, pos, tp, tn]).ravel()
+        user_data = np.concatenate([[len(n), KAPPA_MAX, const], *params, folds_]).astype(float)
+        return Kernel(_kernel_folds, user_data, 5, _kernel_folds.NAMES, [()] * 7)
 
     def rebuild(self, data: Any, priors: Mapping[str, Any], options: Mapping[str, Any]
                 ) -> pm.Model:

@@ -16,7 +16,7 @@ from bayescm.models.folds import identical as ide
 from bayescm.models.folds.spread import KAPPA_MAX
 
 
-def _quadrature(hits: np.ndarray, n: np.ndarray, size: int = 1201):
+def _quadrature(hits: np.ndarray, n: np.ndarray, size: int = 601):
     """Log evidence of the binary spread model (flat priors on mu and tau) and its
     posterior on a grid in (logit mu, logit tau), tau < 1e-4 taken at the model's bound."""
     x = np.linspace(-10, 12, size)
@@ -52,7 +52,7 @@ def _grid_draws(lp, x, y, rng, size=4000):
 def test_binary_spread_evidence_matches_quadrature(hits, n):
     """Bridge sampling from i.i.d. posterior draws against 2-D quadrature: within 0.03
     (the bridge's sd on such posteriors is <= 0.008, ``tests/models/test_bridge.py``;
-    the quadrature's own error at this grid is below 0.005)."""
+    the quadrature at 601 points agrees with 2,001 points to 3e-5)."""
     hits, n = np.array(hits), np.array(n)
     exact, lp, x, y = _quadrature(hits, n)
     rng = np.random.default_rng(3)
