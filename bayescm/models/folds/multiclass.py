@@ -30,7 +30,9 @@ How it is sampled
     :math:`\kappa` and the fold rows.  ``fit`` then draws each fold's row exactly from
     its conditional posterior :math:`\mathrm{Dirichlet}(\kappa_a\mu_a + C_{fa\cdot})`
     and a new fold's from :math:`\mathrm{Dirichlet}(\kappa_a\mu_a)`, seeded by the
-    MCMC draws (reproducible with a ``random_seed``).
+    MCMC draws (reproducible with a ``random_seed``).  NUTS runs on a compiled density
+    (:mod:`bayescm.models.folds.kernel_multiclass`; a first fit of 6 folds at K = 3 took
+    6.6 s from an empty cache, against 47 s of nutpie compiling the PyMC model).
 
 What is reported
     Every multiclass metric of the registry for ``"mean"`` (the mean rows
@@ -55,11 +57,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from bayescm.family import ModelSpec, attach, register_family
+from bayescm.family import Kernel, ModelSpec, attach, register_family
 from bayescm.models._spec import counts_data
 from bayescm.models.folds import identical as averaging
 from bayescm.models.folds.identical import IDENTICAL
-from bayescm.models.folds.spread import SPREAD_PRIOR, concentration
+from bayescm.models.folds.spread import KAPPA_MAX, SPREAD_PRIOR, concentration
 from bayescm.models.multiclass_rows import MulticlassFamily
 from bayescm.models.multiclass_rows import default_priors as rows_defaults
 from bayescm.models.multiclass_rows.model import as_multiclass, row_concentrations
@@ -309,8 +311,22 @@ class FoldsMulticlass(MulticlassFamily):
                  for name, per in priors.items()}
         return folds_multiclass(data, priors=given, **dict(options))
 
-    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> None:
-        return None  # no closed form: nutpie compiles the PyMC model
+    def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
+        """The compiled density, :mod:`bayescm.models.folds.kernel_multiclass`."""
+        from bayescm.models.folds import kernel_multiclass as _kernel
+
+        mc = spec.data
+        k = mc.n_classes
+        counts = np.asarray(mc.counts, dtype=float)
+        user_data = np.concatenate([
+            [k, len(mc), KAPPA_MAX],
+            np.asarray(spec.priors["prevalence"][0].alpha, dtype=float),
+            row_concentrations(spec.priors["rows_mean"], k)[0].ravel(),
+            [p.alpha for p in spec.priors["rows_spread"]],
+            [p.beta for p in spec.priors["rows_spread"]],
+            counts.sum(axis=2).ravel(), counts.ravel()]).astype(float)
+        return Kernel(_kernel, user_data, (k - 1) * (k + 1) + k, _kernel.NAMES,
+                      [(k,), (k, k), (k,), (k,)])
 
 
 register_family(FoldsMulticlass(folds_multiclass))
