@@ -64,8 +64,8 @@ from scipy.special import expit, gammaln, log_softmax, logit
 from bayescm.models.bridge import log_evidence
 from bayescm.models.folds.spread import KAPPA_MAX
 
-__all__ = ["IDENTICAL", "average", "evidence", "log_evidence_pooled", "log_evidence_spread",
-           "prior_probability", "probability"]
+__all__ = ["IDENTICAL", "average", "enough_draws", "evidence", "log_evidence_pooled",
+           "log_evidence_spread", "prior_probability", "probability"]
 
 IDENTICAL = 0.5
 """Default prior probability that a rate is the same in every fold (equal prior odds of
@@ -187,6 +187,22 @@ def average(mu: np.ndarray, counts: np.ndarray, alpha: np.ndarray, p_identical: 
     g = rng.standard_gamma(np.broadcast_to(pooled, mu.shape))
     out = np.where(identical[..., None], g / g.sum(axis=-1, keepdims=True), mu)
     return out, identical
+
+
+def enough_draws(n_draws: int, k: int, what: str) -> bool:
+    """Whether ``n_draws`` posterior draws can weigh a row of ``k`` categories (bridge
+    sampling in ``k`` dimensions needs ``8 (k + 1)``); warns when not."""
+    need = 8 * (k + 1)
+    if n_draws >= need:
+        return True
+    import warnings
+
+    warnings.warn(
+        f"{n_draws} draws in all are too few to weigh identical folds against spread ones "
+        f"for {what} (bridge sampling needs at least {need}); the fit is the spread model "
+        "alone (as with identical=0). Run more draws (draws x chains >= "
+        f"{need}).", UserWarning, stacklevel=2)
+    return False
 
 
 def evidence(counts: np.ndarray, alpha: np.ndarray, tau_prior: tuple[float, float],

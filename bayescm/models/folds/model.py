@@ -218,6 +218,9 @@ def _average(ds: xr.Dataset, spec: ModelSpec) -> dict[str, np.ndarray]:
     """Each rate's mean averaged with identical folds (:mod:`bayescm.models.folds.identical`);
     returns the per-draw indicators of identical folds by rate."""
     prior = spec.options.get("identical", IDENTICAL)
+    if prior == 0 or not averaging.enough_draws(ds.sizes["chain"] * ds.sizes["draw"], 2,
+                                                "the folds' TPR and TNR"):
+        return {}
     counts = np.asarray(spec.data.counts, dtype=float)
     cells = dict(zip(CELLS, np.moveaxis(counts, -1, 0), strict=True))
     rng = averaging.seeded_stream(*(ds[f"{r}_mean"].values for r in RATES))
@@ -225,7 +228,7 @@ def _average(ds: xr.Dataset, spec: ModelSpec) -> dict[str, np.ndarray]:
     for rate_name, hits, misses in (("tpr", cells["tp"], cells["fn"]),
                                     ("tnr", cells["tn"], cells["fp"])):
         spread = spec.priors.get(f"{rate_name}_spread")
-        if spread is None or prior == 0:  # a Gamma on kappa: no mass at identical folds
+        if spread is None:  # a Gamma on kappa: no mass at identical folds
             continue
         rows = np.column_stack([hits, misses])
         alpha = np.asarray(spec.priors[f"{rate_name}_mean"][0].params)

@@ -186,7 +186,8 @@ def _average(ds: xr.Dataset, spec: ModelSpec) -> np.ndarray | None:
     (:mod:`bayescm.models.folds.identical`); returns the indicators, shape
     ``(chain, draw, actual)``, or None when nothing is averaged."""
     prior = spec.options.get("identical", IDENTICAL)
-    if prior == 0:
+    if prior == 0 or not averaging.enough_draws(ds.sizes["chain"] * ds.sizes["draw"],
+                                                spec.data.n_classes, "the folds' rows"):
         return None
     mc = spec.data
     counts = np.asarray(mc.counts, dtype=float)

@@ -222,3 +222,16 @@ def test_a_gamma_on_kappa_is_not_averaged_and_the_option_is_rebuilt():
     # no average at all with identical=0
     ds0, _ = _spread_draws(cms, np.random.default_rng(2))
     assert _average(ds0, spec_of(bcm.models.folds(cms, identical=0))) == {}
+
+
+def test_too_few_draws_leave_the_spread_model_with_a_warning():
+    """Bridge sampling in two dimensions needs 24 draws: with 4 x 5 the fit is the spread
+    model alone, and says so."""
+    from bayescm.family import spec_of
+    from bayescm.models.folds.model import _average
+
+    cms = _cms([40, 35, 44], [8, 12, 6], [5, 9, 7], [47, 44, 43])
+    ds, _ = _spread_draws(cms, np.random.default_rng(2), shape=(4, 5))
+    with pytest.warns(UserWarning, match="too few to weigh identical folds"):
+        assert _average(ds, spec_of(bcm.models.folds(cms))) == {}
+    assert "tpr_identical" not in ds
