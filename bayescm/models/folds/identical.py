@@ -64,8 +64,12 @@ from scipy.special import expit, gammaln, log_softmax, logit
 from bayescm.models.bridge import log_evidence
 from bayescm.models.folds.spread import KAPPA_MAX
 
-__all__ = ["IDENTICAL", "average", "enough_draws", "evidence", "log_evidence_pooled",
-           "log_evidence_spread", "prior_probability", "probability"]
+__all__ = ["IDENTICAL", "average", "average_rows", "enough_draws", "evidence",
+           "log_evidence_pooled", "log_evidence_spread", "prior_probability", "probability"]
+
+PERSON = b"identical"
+"""Separates the average's random stream (:func:`bayescm.stats.stream_from`) from the
+fold rates' one, seeded by the same draws."""
 
 IDENTICAL = 0.5
 """Default prior probability that a rate is the same in every fold (equal prior odds of
@@ -217,11 +221,32 @@ def evidence(counts: np.ndarray, alpha: np.ndarray, tau_prior: tuple[float, floa
             log_evidence_spread(counts, alpha, tau_prior, mu_draws, tau_draws, rng))
 
 
-def seeded_stream(*arrays: Any) -> np.random.Generator:
-    """A stream seeded by the draws themselves (the same draws give the same average)."""
-    import hashlib
+def average_rows(mu: np.ndarray, tau: np.ndarray, counts: np.ndarray, alpha: np.ndarray,
+                 tau_priors: list[tuple[float, float] | None], prior: float,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list, list]:
+    """Every row averaged with identical folds: the loop both folds families share.
 
-    digest = hashlib.blake2b(digest_size=16, person=b"identical")
-    for arr in arrays:
-        digest.update(np.ascontiguousarray(arr).tobytes())
-    return np.random.default_rng(np.frombuffer(digest.digest(), dtype=np.uint32))
+    ``mu``: the spread model's draws of the mean rows, ``(*sample, R, K)``; ``tau``
+    their spreads, ``(*sample, R)``; ``counts`` ``(folds, R, K)``; ``alpha`` the mean
+    rows' Dirichlet priors ``(R, K)``; ``tau_priors`` each row's Beta on its spread, or
+    None for a row not averaged (a Gamma on its concentration).  Returns the averaged
+    draws, the indicators ``(*sample, R)`` and, per row, the posterior probability of
+    identical folds and ``(log m0, log m1)`` (None where not averaged).
+    """
+    mu = np.array(mu, dtype=float)
+    k = mu.shape[-1]
+    same = np.zeros(mu.shape[:-1], dtype=bool)
+    probs: list[float | None] = []
+    evidences: list[tuple[float, float] | None] = []
+    for a, tau_prior in enumerate(tau_priors):
+        if tau_prior is None:
+            probs.append(None)
+            evidences.append(None)
+            continue
+        log0, log1 = evidence(counts[:, a, :], alpha[a], tau_prior,
+                              mu[..., a, :].reshape(-1, k), tau[..., a].ravel(), rng)
+        p = probability(prior, log0, log1)
+        mu[..., a, :], same[..., a] = average(mu[..., a, :], counts[:, a, :], alpha[a], p, rng)
+        probs.append(p)
+        evidences.append((log0, log1))
+    return mu, same, probs, evidences

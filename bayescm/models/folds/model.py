@@ -72,7 +72,6 @@ What is reported
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -95,7 +94,7 @@ from bayescm.models.folds.multiclass import folds_multiclass
 from bayescm.models.folds.spread import SPREAD_PRIOR, concentration
 from bayescm.priors import Beta, Gamma, PriorError
 from bayescm.priors import resolve as resolve_priors
-from bayescm.stats import SAMPLE_DIMS
+from bayescm.stats import SAMPLE_DIMS, stream_from
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -223,28 +222,31 @@ def _average(ds: xr.Dataset, spec: ModelSpec) -> dict[str, np.ndarray]:
         return {}
     counts = np.asarray(spec.data.counts, dtype=float)
     cells = dict(zip(CELLS, np.moveaxis(counts, -1, 0), strict=True))
-    rng = averaging.seeded_stream(*(ds[f"{r}_mean"].values for r in RATES))
+    # each rate a row of two categories: (hits, misses), the mean rate and its complement
+    rows = np.stack([np.column_stack([cells["tp"], cells["fn"]]),
+                     np.column_stack([cells["tn"], cells["fp"]])], axis=1)
+    means = [ds[f"{r}_mean"].transpose(*SAMPLE_DIMS).values for r in RATES]
+    mu = np.stack([np.stack([m, 1 - m], axis=-1) for m in means], axis=-2)
+    tau = np.stack([ds[f"{r}_spread"].transpose(*SAMPLE_DIMS).values if f"{r}_spread" in ds
+                    else np.zeros_like(means[0]) for r in RATES], axis=-1)
+    alpha = np.array([spec.priors[f"{r}_mean"][0].params for r in RATES])
+    # a Gamma on kappa gives identical folds no mass: that rate is not averaged
+    tau_priors = [spec.priors[f"{r}_spread"][0].params if f"{r}_spread" in spec.priors
+                  else None for r in RATES]
+    rng = stream_from(*(ds[f"{r}_mean"].values for r in RATES), person=averaging.PERSON)
+    mixed, same, probs, evidences = averaging.average_rows(mu, tau, rows, alpha, tau_priors,
+                                                           prior, rng)
     out = {}
-    for rate_name, hits, misses in (("tpr", cells["tp"], cells["fn"]),
-                                    ("tnr", cells["tn"], cells["fp"])):
-        spread = spec.priors.get(f"{rate_name}_spread")
-        if spread is None:  # a Gamma on kappa: no mass at identical folds
+    for i, rate_name in enumerate(RATES):
+        if probs[i] is None:
             continue
-        rows = np.column_stack([hits, misses])
-        alpha = np.asarray(spec.priors[f"{rate_name}_mean"][0].params)
-        mu = ds[f"{rate_name}_mean"].transpose(*SAMPLE_DIMS).values
-        tau = ds[f"{rate_name}_spread"].transpose(*SAMPLE_DIMS).values
-        pair = np.stack([mu, 1 - mu], axis=-1)
-        log0, log1 = averaging.evidence(rows, alpha, spread[0].params, pair.reshape(-1, 2),
-                                        tau.ravel(), rng)
-        p = averaging.probability(prior, log0, log1)
-        mixed, same = averaging.average(pair, rows, alpha, p, rng)
-        ds[f"{rate_name}_mean"] = xr.DataArray(mixed[..., 0], dims=SAMPLE_DIMS)
+        ds[f"{rate_name}_mean"] = xr.DataArray(mixed[..., i, 0], dims=SAMPLE_DIMS)
         ds[f"{rate_name}_identical"] = xr.DataArray(
-            same.astype(np.int8), dims=SAMPLE_DIMS,
-            attrs={"probability": p, "prior_probability": prior,
-                   "log_evidence_pooled": log0, "log_evidence_spread": log1})
-        out[rate_name] = same
+            same[..., i].astype(np.int8), dims=SAMPLE_DIMS,
+            attrs={"probability": probs[i], "prior_probability": prior,
+                   "log_evidence_pooled": evidences[i][0],
+                   "log_evidence_spread": evidences[i][1]})
+        out[rate_name] = same[..., i]
     return out
 
 
@@ -260,10 +262,8 @@ def _fold_rates(ds: xr.Dataset, cms: Any,
     draws give the same fold rates.
     """
     identical = identical or {}
-    digest = hashlib.blake2b(digest_size=16)
-    for name in ("tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa"):
-        digest.update(np.ascontiguousarray(ds[name].values).tobytes())
-    rng = np.random.default_rng(np.frombuffer(digest.digest(), dtype=np.uint32))
+    rng = stream_from(*(ds[name].values for name in
+                         ("tpr_mean", "tnr_mean", "tpr_kappa", "tnr_kappa")))
     counts = np.asarray(cms.counts, dtype=float)
     cells = dict(zip(CELLS, np.moveaxis(counts, -1, 0), strict=True))
     folds_coord = list(cms.classifiers)

@@ -49,7 +49,6 @@ Beta-binomial.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -67,7 +66,7 @@ from bayescm.models.multiclass_rows import default_priors as rows_defaults
 from bayescm.models.multiclass_rows.model import as_multiclass, row_concentrations
 from bayescm.priors import PriorError
 from bayescm.priors import resolve as resolve_priors
-from bayescm.stats import SAMPLE_DIMS, multinomial
+from bayescm.stats import SAMPLE_DIMS, multinomial, stream_from
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -190,22 +189,13 @@ def _average(ds: xr.Dataset, spec: ModelSpec) -> np.ndarray | None:
                                                 spec.data.n_classes, "the folds' rows"):
         return None
     mc = spec.data
-    counts = np.asarray(mc.counts, dtype=float)
-    k = mc.n_classes
-    alpha = row_concentrations(spec.priors["rows_mean"], k)[0]
-    mu = ds["rows_mean"].transpose(*SAMPLE_DIMS, "actual", "predicted").values.copy()
-    tau = ds["rows_spread"].transpose(*SAMPLE_DIMS, "actual").values
-    rng = averaging.seeded_stream(mu)
-    same = np.zeros(mu.shape[:-1], dtype=bool)
-    probs, evidences = [], []
-    for a, spread in enumerate(spec.priors["rows_spread"]):
-        log0, log1 = averaging.evidence(counts[:, a, :], alpha[a], spread.params,
-                                        mu[..., a, :].reshape(-1, k), tau[..., a].ravel(), rng)
-        p = averaging.probability(prior, log0, log1)
-        mu[..., a, :], same[..., a] = averaging.average(mu[..., a, :], counts[:, a, :],
-                                                        alpha[a], p, rng)
-        probs.append(p)
-        evidences.append((log0, log1))
+    mu = ds["rows_mean"].transpose(*SAMPLE_DIMS, "actual", "predicted").values
+    mu, same, probs, evidences = averaging.average_rows(
+        mu, ds["rows_spread"].transpose(*SAMPLE_DIMS, "actual").values,
+        np.asarray(mc.counts, dtype=float), row_concentrations(spec.priors["rows_mean"],
+                                                               mc.n_classes)[0],
+        [p.params for p in spec.priors["rows_spread"]], prior,
+        stream_from(ds["rows_mean"].values, person=averaging.PERSON))
     ds["rows_mean"] = xr.DataArray(mu, dims=(*SAMPLE_DIMS, "actual", "predicted"),
                                    coords={"actual": ds["rows_mean"]["actual"].values,
                                            "predicted": ds["rows_mean"]["predicted"].values})
@@ -227,10 +217,7 @@ def _fold_rows(ds: xr.Dataset, mc: Any, identical: np.ndarray | None = None) -> 
     identical across folds (``identical``) both are :math:`\mu_a` and its sd is 0.
     Seeded by the draws themselves.
     """
-    digest = hashlib.blake2b(digest_size=16)
-    for name in ("rows_mean", "rows_kappa"):
-        digest.update(np.ascontiguousarray(ds[name].values).tobytes())
-    rng = np.random.default_rng(np.frombuffer(digest.digest(), dtype=np.uint32))
+    rng = stream_from(ds["rows_mean"].values, ds["rows_kappa"].values)
     mu = ds["rows_mean"].transpose(*SAMPLE_DIMS, "actual", "predicted").values
     kappa = ds["rows_kappa"].transpose(*SAMPLE_DIMS, "actual").values
     same = np.zeros(kappa.shape, dtype=bool) if identical is None else identical

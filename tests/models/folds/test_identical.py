@@ -182,8 +182,8 @@ def test_pooled_limit_is_the_exact_beta():
 def test_the_data_decide_between_identical_and_spread_folds(tp):
     """Identical folds and folds that differ: the posterior probability of identical folds
     equals the one from the quadrature evidence and the closed pooled one (the bridge's log
-    error < 0.03 moves it by < 0.01), the indicators' mean is that probability (binomial
-    sd <= 0.008 at 4,000 draws), and the spread model's own draws are left as sampled."""
+    error < 0.03 moves it by < 0.01), the indicators' mean is that probability (within 5
+    binomial sds at 4,000 draws), and the spread model's own draws are left as sampled."""
     from bayescm.family import spec_of
     from bayescm.models.folds.model import _average
 
@@ -196,7 +196,9 @@ def test_the_data_decide_between_identical_and_spread_folds(tp):
     exact = ide.probability(0.5, ide.log_evidence_pooled(rows, np.ones(2)), evidence["tpr"])
     got = ds["tpr_identical"].attrs["probability"]
     assert got == pytest.approx(exact, abs=0.01)
-    assert float(ds["tpr_identical"].mean()) == pytest.approx(got, abs=0.035)
+    n = ds["tpr_identical"].size
+    assert float(ds["tpr_identical"].mean()) == pytest.approx(
+        got, abs=5 * np.sqrt(got * (1 - got) / n) + 1e-12)
     np.testing.assert_array_equal(ds["tpr_spread"].values, tau)
     # the two cases: identical folds believed, differing folds not
     assert (exact > 0.9) if tp[0] == 170 else (exact < 1e-3)
