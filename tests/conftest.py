@@ -108,3 +108,28 @@ def pytest_terminal_summary(terminalreporter):
             f"{verb} {tests} {engine.label}: install it with `{engine.install}`{note}",
             red=ci, yellow=not ci, bold=True)
     return result
+
+
+@pytest.fixture(autouse=True)
+def _pytensor_without_c(request):
+    """PyTensor's Python linker in the default suite.
+
+    The tests evaluate PyMC graphs at a few points (kernel against model, finite
+    density, a few dozen ``pm.sample`` draws).  PyTensor's default C linker compiles
+    every op of a graph it has not met before: on a machine with an empty
+    ``~/.pytensor`` (a fresh CI runner) that is about 20 s per model and several
+    minutes over the suite, for evaluations that take milliseconds in Python.  The
+    graph rewrites (stabilisation included) are the same; only the linker differs.
+    Slow tests that sample thousands of draws with ``pm.sample`` keep the C linker.
+    """
+    if request.node.get_closest_marker("slow") is not None:
+        yield
+        return
+    import pytensor
+
+    before = pytensor.config.linker
+    pytensor.config.linker = "py"
+    try:
+        yield
+    finally:
+        pytensor.config.linker = before
