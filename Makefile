@@ -34,16 +34,17 @@ app: $(VENV)/.installed-app
 engines:
 	$(PYTHON) tools/engines.py ensure
 
-# -n auto: one pytest worker per core (the suite is CPU-bound; tests share no files)
+# -n auto: one pytest worker per core (the suite is CPU-bound; tests share no files);
+# --dist loadgroup: tests marked with one xdist_group share a worker (and what it compiled)
 test: $(STAMP) engines
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 $(VENV)/.installed-peers: pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,peers]"
 	touch $@
 
 test-all: $(STAMP) $(VENV)/.installed-peers engines
-	$(BIN)/python -m pytest -q -n auto -m "slow or not slow"
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup -m "slow or not slow"
 
 # The documentation site into docs/_build/html (offline; every notebook executed with the
 # reduced sizes of its `parameters` cell; BAYESCM_NOTEBOOK_FAST=0 for the full sizes).

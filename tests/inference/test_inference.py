@@ -78,6 +78,7 @@ def test_nuts_and_exact_agree_on_metrics():
             assert abs(a.mean() - b.mean()) < 4 * se, (metric, name)
 
 
+@pytest.mark.xdist_group("nutpie-three-beta")  # one nutpie compilation for both
 def test_generic_nutpie_engine_agrees(batch):
     """nutpie compiling the PyMC graph itself (not bayescm's kernel) gives the same posterior."""
     idata = bcm.fit(bcm.models.three_beta(batch), engine="nutpie", random_seed=2)

@@ -357,13 +357,16 @@ def test_a_tampered_or_foreign_file_warns(tmp_path):
 
 
 # -- the nutpie seam ------------------------------------------------------------------
-def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monkeypatch):
+@pytest.mark.xdist_group("nutpie-three-beta")  # one nutpie compilation for both
+def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monkeypatch, batch):
     """When nutpie's model class is not the one bayescm's kernels fit, fit says so in one
-    line and samples with nutpie's own compilation: the same posterior within MC error."""
+    line and samples with nutpie's own compilation: the same posterior within MC error.
+    It fits the session's ``batch``, as the generic-engine test of ``tests/inference``
+    does: one compiled model for both (bayescm's cache in one process, PyTensor's disk
+    cache of numba code in another)."""
     from bayescm.inference import engines
 
-    cm = bcm.ConfusionMatrix(tp=[26, 40], fn=[0, 8], fp=[2, 5], tn=[6, 47],
-                             classifier=["a", "b"])
+    cm = batch
     monkeypatch.setattr(engines, "_KERNEL_FIELDS", engines._KERNEL_FIELDS | {"new_field"})
     assert not engines.kernel_supported()
     with pytest.warns(engines.EngineNotice, match="engine='nutpie'") as record:

@@ -107,10 +107,11 @@ def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20, scale: float =
     random points (sd ``scale``) of PyMC's unconstrained coordinates (variable order
     included)."""
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
+    start = m.initial_point()  # compiles a function: once, not per variable and point
     rng = np.random.default_rng(5)
     diffs = []
     for _ in range(points):
-        point = {v.name: rng.normal(0, scale, size=m.initial_point()[v.name].shape)
+        point = {v.name: rng.normal(0, scale, size=start[v.name].shape)
                  for v in m.value_vars}
         x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
         assert x.size == kernel.n_dim
