@@ -71,9 +71,15 @@ from tests.app_support import app_url, browser, open_page  # noqa: E402, F401
 
 _MISSING = pytest.StashKey[dict]()  # engine name -> node ids skipped or failed
 
+_LINKER: list[str] = []  # PyTensor's linker before the suite changed it
+
 
 def pytest_configure(config):
     config.stash[_MISSING] = {}
+    import pytensor  # the Python linker from here on (see _pytensor_without_c)
+
+    _LINKER.append(pytensor.config.linker)
+    pytensor.config.linker = "py"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -110,6 +116,7 @@ def pytest_terminal_summary(terminalreporter):
     return result
 
 
+
 @pytest.fixture(autouse=True)
 def _pytensor_without_c(request):
     """PyTensor's Python linker in the default suite.
@@ -121,15 +128,16 @@ def _pytensor_without_c(request):
     minutes over the suite, for evaluations that take milliseconds in Python.  The
     graph rewrites (stabilisation included) are the same; only the linker differs.
     Slow tests that sample thousands of draws with ``pm.sample`` keep the C linker.
+    Set before any fixture of a wider scope (``pytest_configure``), switched back
+    here for a slow test.
     """
-    if request.node.get_closest_marker("slow") is not None:
+    if request.node.get_closest_marker("slow") is None:
         yield
         return
     import pytensor
 
-    before = pytensor.config.linker
-    pytensor.config.linker = "py"
+    pytensor.config.linker = _LINKER[0]
     try:
         yield
     finally:
-        pytensor.config.linker = before
+        pytensor.config.linker = "py"
