@@ -116,7 +116,6 @@ def pytest_terminal_summary(terminalreporter):
     return result
 
 
-
 @pytest.fixture(autouse=True)
 def _pytensor_without_c(request):
     """PyTensor's Python linker in the default suite.
