@@ -181,21 +181,11 @@ def test_compiled_density_is_the_pymc_model():
     model = module._model(xbar, ssw, n, rho, bounds)
     kernel = Kernel(ker, ker.user_data(xbar, ssw, n, rho, bounds), q + 5, list(ker.NAMES),
                     [()] * 5 + [(q,)])
-    from tests.models.test_models import _kernel_logp
+    from tests.models.test_models import assert_kernel_is_model
 
-    logp, dlogp = model.compile_logp(), model.compile_dlogp()
-    start = model.initial_point()  # compiles a function: once
-    diffs = []
-    for _ in range(20):
-        point = {v.name: rng.normal(0, 2.0, size=start[v.name].shape)
-                 for v in model.value_vars}
-        x = np.concatenate([np.ravel(point[v.name]) for v in model.value_vars])
-        value, grad = _kernel_logp(kernel, x)
-        diffs.append(logp(point) - value)
-        # PyTensor's digamma is good to ~1.5e-10 (scipy's and the kernel's to ~1e-14),
-        # and the gradient in nu sums q + 2 of them, each times up to ~q
-        np.testing.assert_allclose(grad, dlogp(point), rtol=1e-7, atol=1e-7)
-    assert np.ptp(diffs) < 1e-8
+    # PyTensor's digamma is good to ~1.5e-10 (scipy's and the kernel's to ~1e-14),
+    # and the gradient in nu sums q + 2 of them, each times up to ~q
+    assert_kernel_is_model(model, kernel, points=20, scale=2.0, rng=rng, rtol=1e-7, atol=1e-7)
 
 
 def test_digamma_against_scipy():

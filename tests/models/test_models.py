@@ -1,4 +1,5 @@
 import ctypes
+from collections.abc import Callable
 
 import numpy as np
 import pymc as pm
@@ -102,20 +103,25 @@ def test_kernel_is_the_pymc_posterior(batch, family):
     assert_kernel_is_model(m, kernel)
 
 
-def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20, scale: float = 1.5) -> None:
+def assert_kernel_is_model(m: pm.Model, kernel, points: int = 20, scale: float = 1.5, *,
+                           rng: np.random.Generator | None = None, rtol: float = 1e-9,
+                           atol: float | Callable[[np.ndarray], float] = 1e-9) -> None:
     """``kernel``'s log density equals ``m``'s up to a constant, with its gradient, at
-    random points (sd ``scale``) of PyMC's unconstrained coordinates (variable order
-    included)."""
+    random points (sd ``scale``, drawn from ``rng``; default seed 5) of PyMC's
+    unconstrained coordinates (variable order included).  The gradients agree to
+    ``rtol`` and ``atol``, which may be a function of PyMC's gradient at the point."""
     logp, dlogp = m.compile_logp(), m.compile_dlogp()
     start = m.initial_point()  # compiles a function: once, not per variable and point
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(5) if rng is None else rng
     diffs = []
     for _ in range(points):
         point = {v.name: rng.normal(0, scale, size=start[v.name].shape)
                  for v in m.value_vars}
-        x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
+        x = np.concatenate([np.ravel(point[v.name]) for v in m.value_vars])
         assert x.size == kernel.n_dim
         lk, gk = _kernel_logp(kernel, x)
         diffs.append(logp(point) - lk)
-        np.testing.assert_allclose(gk, dlogp(point), rtol=1e-9, atol=1e-9)
+        want = dlogp(point)
+        np.testing.assert_allclose(gk, want, rtol=rtol,
+                                   atol=atol(want) if callable(atol) else atol)
     assert np.ptp(diffs) < 1e-8

@@ -197,7 +197,7 @@ def test_kernel_is_the_model(k, folds):
     binary kernel's test checks the same formulas against SciPy's to 1e-11).  Counts
     with zero cells."""
     from bayescm.models.folds import kernel_multiclass
-    from tests.models.test_models import _kernel_logp
+    from tests.models.test_models import assert_kernel_is_model
 
     rng = np.random.default_rng(k)
     counts = rng.integers(0, 30, size=(folds, k, k))
@@ -207,16 +207,5 @@ def test_kernel_is_the_model(k, folds):
     m = bcm.models.folds(mc, priors={"rows_spread": {"c1": bcm.priors.Beta(1, 3)}})
     kernel = bcm.models.family_of(m).kernel(m, bcm.models.spec_of(m))
     assert kernel.module is kernel_multiclass
-    logp, dlogp = m.compile_logp(), m.compile_dlogp()
-    start = m.initial_point()  # compiles a function: once
-    diffs = []
-    for _ in range(10):
-        point = {v.name: rng.normal(0, 1.0, size=start[v.name].shape)
-                 for v in m.value_vars}
-        x = np.concatenate([point[v.name].ravel() for v in m.value_vars])
-        assert x.size == kernel.n_dim
-        value, grad = _kernel_logp(kernel, x)
-        diffs.append(float(logp(point)) - value)
-        want = dlogp(point)
-        np.testing.assert_allclose(grad, want, rtol=1e-7, atol=1e-7 * np.abs(want).max())
-    assert np.ptp(diffs) < 1e-8
+    assert_kernel_is_model(m, kernel, points=10, scale=1.0, rng=rng, rtol=1e-7,
+                           atol=lambda want: 1e-7 * np.abs(want).max())
