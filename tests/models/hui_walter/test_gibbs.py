@@ -18,7 +18,7 @@ from scipy import stats
 
 import bayescm as bcm
 from bayescm.inference import fit_kernel
-from bayescm.models.hui_walter.gibbs import THIN, _above, applies, gibbs_draws
+from bayescm.models.hui_walter.gibbs import THIN, _above, _keep_above, applies, gibbs_draws
 from bayescm.models.hui_walter.inputs import prepare
 
 TWO_SITES = {"s1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
@@ -43,6 +43,29 @@ def test_truncated_beta_draws_follow_the_truncated_distribution(alpha, beta, low
 
     def cdf(v):
         return (dist.cdf(v) - dist.cdf(low)) / tail
+
+    assert stats.kstest(x, cdf).pvalue > 1e-3
+
+
+
+@pytest.mark.parametrize("alpha,beta,low", [(3.0, 2.0, 0.4), (2.0, 5.0, 0.5)])
+def test_a_beta_draw_kept_above_its_bound_else_redrawn_is_the_truncated_law(alpha, beta, low):
+    """What a sweep does: Beta(a, b) draws (here by NumPy), each below ``low`` replaced by
+    a draw given X > low.  Half or more of the draws fall below here, so the KS test
+    checks the mixture itself against the truncated CDF; also a 0/0 (NaN) is redrawn."""
+    rng = np.random.default_rng(11)
+    n = 20_000
+    a, b, lo = np.full(n, alpha), np.full(n, beta), np.full(n, low)
+    first = rng.beta(a, b)
+    first[:5] = np.nan
+    x = _keep_above(first, a, b, lo, rng)
+    assert np.all(x > low) and np.all(x <= 1)
+    kept = first > low
+    np.testing.assert_array_equal(x[kept], first[kept])
+    dist = stats.beta(alpha, beta)
+
+    def cdf(v):
+        return (dist.cdf(v) - dist.cdf(low)) / dist.sf(low)
 
     assert stats.kstest(x, cdf).pvalue > 1e-3
 
