@@ -149,6 +149,8 @@ def gibbs_draws(spec: ModelSpec, *, draws: int, tune: int, chains: int,
     base = np.stack([np.concatenate([a_pi, a_se, a_sp + by_pattern @ miss]),
                      np.concatenate([b_pi + n_pop, b_se, b_sp + by_pattern @ hit])])
     shapes = np.empty((chains, 2, p + 2 * t))
+    rows = slice(0, p), slice(p, p + t), slice(p + t, p + 2 * t)  # prevalence, Se, Sp
+    no_bound = np.zeros((chains, p))  # the prevalence is not truncated
     for sweep in range(tune + thin * draws):
         # P(pattern | positive) and P(pattern | negative): results + with Se and 1 - Sp
         q = np.concatenate([se, 1.0 - sp], axis=1).reshape(chains, 2, 1, t)
@@ -165,8 +167,7 @@ def gibbs_draws(spec: ModelSpec, *, draws: int, tune: int, chains: int,
         with np.errstate(invalid="ignore"):  # 0/0: caught by _keep_above
             x = g[:, 0] / (g[:, 0] + g[:, 1])
         a, b = shapes[:, 0], shapes[:, 1]
-        rows = slice(0, p), slice(p, p + t), slice(p + t, p + 2 * t)
-        pi = _keep_above(x[:, rows[0]], a[:, rows[0]], b[:, rows[0]], np.zeros_like(pi), rng)
+        pi = _keep_above(x[:, rows[0]], a[:, rows[0]], b[:, rows[0]], no_bound, rng)
         se = _keep_above(x[:, rows[1]], a[:, rows[1]], b[:, rows[1]], 1.0 - sp, rng)
         sp = _keep_above(x[:, rows[2]], a[:, rows[2]], b[:, rows[2]], 1.0 - se, rng)
         k, kept = divmod(sweep - tune, thin)
