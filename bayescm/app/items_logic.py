@@ -10,9 +10,9 @@ the page's background job (:func:`fit_job`, a :class:`~bayescm.app.fitjob.TaskJo
 with :func:`fit_options`: the exact Beta posterior when one model answered
 independent items once, NUTS otherwise, without the prior and predictive groups.
 
-The result (:class:`ItemsResult`) has, per model, the posterior mean and HDI of the
-accuracy (the expected score on a new item from the same population of clusters)
-next to the CLT and clustered-SE intervals (:func:`bayescm.analysis.benchmark_intervals`;
+The result (:class:`ItemsResult`) has, per model, the posterior mean and equal-tailed
+interval of the accuracy (the expected score on a new item from the same population of
+clusters) next to the CLT and clustered-SE intervals (:func:`bayescm.analysis.benchmark_intervals`;
 Miller, "Adding error bars to evals", 2024), the tiers of statistically tied models
 (:func:`bayescm.analysis.tied_sets`) and the rank probabilities
 (:func:`bayescm.analysis.leaderboard`).  Large inputs are refused before anything is
@@ -186,10 +186,10 @@ class ItemsResult:
     level: float
 
     def figure(self) -> Figure:
-        """Per model: bayescm's HDI, the CLT and the clustered-SE intervals."""
+        """Per model: bayescm's equal-tailed interval, the CLT and the clustered-SE intervals."""
         t = self.table
         fig, ax = new_figure(6, 1.2 + 0.55 * len(t), left=1.4, top=0.5)  # legend above
-        kinds = (("bayes", "#4c72b0", "bayescm (HDI)"), ("clt", "#c44e52", "CLT"),
+        kinds = (("bayes", "#4c72b0", "bayescm (equal-tailed)"), ("clt", "#c44e52", "CLT"),
                  ("clustered", "#55a868", "clustered SE"))
         y = np.arange(len(t))[::-1].astype(float)
         for k, (kind, color, label) in enumerate(kinds):

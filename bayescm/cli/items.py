@@ -4,7 +4,7 @@
 COL``; or a count of successes out of ``--trials COL`` runs), optional clusters of items
 (``--cluster COL``), fits :func:`bayescm.models.items` (exact Beta draws for one model
 on independent items answered once, NUTS otherwise) and prints per model the accuracy's
-posterior mean and HDI beside the CLT and the clustered-SE intervals
+posterior mean and equal-tailed interval beside the CLT and the clustered-SE intervals
 (:func:`bayescm.analysis.benchmark_intervals`), the leaderboard's rank probabilities
 and the sets of statistically tied models (:func:`bayescm.analysis.tied_sets`);
 ``--compare A,B`` adds the paired P(A better) on the same items.
@@ -51,6 +51,9 @@ def add_parser(sub: Any, seed_arg: Any = int) -> None:
                    help="column of the runs a row's count of successes is out of (not with "
                         "--run)")
     p.add_argument("--hdi-prob", type=float, default=0.95)
+    p.add_argument("--interval", choices=("equal_tailed", "hdi"), default="equal_tailed",
+                   help="bayescm's interval of each accuracy (default equal_tailed: the "
+                        "quantiles; hdi: as in bcm.summary)")
     p.add_argument("--compare", default=None, metavar="A,B",
                    help="two models to compare on the same items: P(A better than B)")
     p.add_argument("--draws", type=int, default=None,
@@ -124,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         idata = bcm.fit(bcm.models.items(res), sampler=sampler, draws=draws,
                         chains=args.chains, random_seed=args.seed, predictive=False)
-    intervals = bcm.analysis.benchmark_intervals(res, idata, hdi_prob=args.hdi_prob)
+    intervals = bcm.analysis.benchmark_intervals(res, idata, hdi_prob=args.hdi_prob,
+                                                 kind=args.interval)
     board = ties = None
     if res.n_models > 1:
         board = bcm.analysis.leaderboard(idata, "acc", hdi_prob=args.hdi_prob).to_frame()
@@ -144,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             "clusters": None if res.clusters is None else res.n_clusters,
             "runs_per_item": float(res.runs_per_item.mean()), "sampler": sampler,
             "draws": draws, "chains": args.chains, "hdi_prob": args.hdi_prob,
+            "interval": args.interval,
             "convergence": {"ok": report.ok, "divergences": report.divergences},
             "warnings": notes,
             "intervals": _records(intervals[_INTERVALS]),
@@ -165,8 +170,9 @@ def run(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_rows", 1000,
                            "display.max_columns", 20):
         print(shown.to_string(float_format=lambda v: f"{v:.4f}"))
-        print("bayes_*: bayescm's posterior (HDI); clt_*: mean ± z·SE; clustered_*: mean ± "
-              "z·clustered SE (Miller 2024)")
+        kind = "HDI" if args.interval == "hdi" else "equal-tailed"
+        print(f"bayes_*: bayescm's posterior ({kind}); clt_*: mean ± z·SE; "
+              "clustered_*: mean ± z·clustered SE (Miller 2024)")
         if board is not None:
             print("\nLeaderboard (rank probabilities from the joint posterior):")
             print(board.to_string(float_format=lambda v: f"{v:.3f}"))

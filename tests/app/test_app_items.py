@@ -118,9 +118,9 @@ def test_exact_path_for_one_model_on_independent_items(tmp_path) -> None:
     row = result.table.loc["m"]
     # 20,000 i.i.d. draws: the mean's MC sd is sd/sqrt(20000) = 0.072/141 = 0.0005 -> 5 sd
     assert row["bayes_mean"] == pytest.approx(28 / 42, abs=0.0026)
-    # HDI bounds: MC sd of a 2.5% tail quantile from 20,000 draws is
+    # equal-tailed bounds: MC sd of a 2.5% tail quantile from 20,000 draws is
     # sqrt(0.025 * 0.975 / 20000) / density there (about 0.8) = 0.0014; 0.005 is 3.5 sd
-    lo, hi = bcm.stats.beta_hdi(28, 14, hdi_prob=0.95)
+    lo, hi = stats.beta.ppf([0.025, 0.975], 28, 14)
     assert (row["bayes_lower"], row["bayes_upper"]) == pytest.approx(
         (float(lo), float(hi)), abs=0.005)
     assert row["clt_lower"] == pytest.approx(27 / 40 - stats.norm.ppf(0.975) * np.sqrt(

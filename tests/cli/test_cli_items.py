@@ -22,6 +22,28 @@ def _json(capsys, argv):
     return json.loads(capsys.readouterr().out)
 
 
+def test_interval_kind(tmp_path, capsys):
+    """--interval hdi: the exact Beta(30, 12)'s HDI; the default: its quantiles."""
+    df = pd.DataFrame({"q": range(40), "who": "gpt", "ok": [1] * 29 + [0] * 11})
+    path = _write(tmp_path, df)
+    argv = ["items", "--csv", path, "--item", "q", "--model", "who", "--correct", "ok",
+            "--seed", "1", "--json"]
+    hdi = _json(capsys, [*argv, "--interval", "hdi"])
+    default = _json(capsys, argv)
+    assert (hdi["interval"], default["interval"]) == ("hdi", "equal_tailed")
+    # bounds of 4 x 5,000 i.i.d. draws: MC s.e. about 0.002 here; 0.008 is 4 s.e.
+    lo, hi = bcm.analysis.beta_hdi(30, 12)
+    row = hdi["intervals"]["gpt"]
+    assert (row["bayes_lower"], row["bayes_upper"]) == pytest.approx(
+        (float(lo), float(hi)), abs=0.008)
+    # the same draws (same seed): the quantile interval lies lower (left-skewed Beta)
+    row_q = default["intervals"]["gpt"]
+    assert row_q["bayes_lower"] < row["bayes_lower"] and row_q["bayes_upper"] < row["bayes_upper"]
+    main(["items", "--csv", path, "--item", "q", "--model", "who", "--correct", "ok",
+          "--seed", "1", "--interval", "hdi"])
+    assert "bayescm's posterior (HDI)" in capsys.readouterr().out
+
+
 def test_one_model_on_independent_items_is_the_exact_beta(tmp_path, capsys):
     # 40 items, 29 right: the posterior is Beta(30, 12) exactly
     df = pd.DataFrame({"q": range(40), "who": "gpt", "ok": [1] * 29 + [0] * 11})
@@ -32,8 +54,9 @@ def test_one_model_on_independent_items_is_the_exact_beta(tmp_path, capsys):
     assert "leaderboard" not in out and "compare" not in out
     row = out["intervals"]["gpt"]
     assert row["n_items"] == 40 and row["mean"] == pytest.approx(29 / 40)
-    lo, hi = bcm.analysis.beta_hdi(30, 12)
-    # HDI bounds of 4 x 5,000 i.i.d. draws: MC s.e. about 0.002 here; 0.008 is 4 s.e.
+    lo, hi = stats.beta.ppf([0.025, 0.975], 30, 12)
+    # equal-tailed bounds of 4 x 5,000 i.i.d. draws: MC s.e. about 0.002 here; 0.008 is
+    # 4 s.e.
     assert row["bayes_lower"] == pytest.approx(float(lo), abs=0.008)
     assert row["bayes_upper"] == pytest.approx(float(hi), abs=0.008)
     assert row["bayes_mean"] == pytest.approx(30 / 42, abs=0.003)  # sd 0.069 / sqrt(2e4)
