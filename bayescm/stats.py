@@ -35,7 +35,9 @@ __all__ = [
     "beta_hdi",
     "beta_hdi_any",
     "check_hdi_prob",
+    "check_interval_kind",
     "conjugate_draws",
+    "credible_interval",
     "draw_conjugate",
     "hdi",
     "hdi_mcse",
@@ -59,6 +61,38 @@ def check_hdi_prob(hdi_prob: float) -> float:
     if not 0 < p < 1:
         raise ValueError(f"hdi_prob must lie in (0, 1), got {hdi_prob}.")
     return p
+
+
+INTERVAL_KINDS = ("hdi", "equal_tailed")
+"""The credible intervals of draws bayescm reports (``kind=``)."""
+
+
+def check_interval_kind(kind: str) -> str:
+    """``kind`` if it names one of :data:`INTERVAL_KINDS`, else a ValueError naming them."""
+    if kind not in INTERVAL_KINDS:
+        raise ValueError(f"kind must be 'hdi' or 'equal_tailed', got {kind!r}.")
+    return kind
+
+
+def credible_interval(values: Any, hdi_prob: float = 0.95, kind: str = "hdi", *,
+                      axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    r"""The HDI (``kind="hdi"``, :func:`hdi`) or the equal-tailed interval
+    (``kind="equal_tailed"``: the :math:`(1 \mp p)/2` quantiles) of draws along ``axis``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).beta(7, 3, size=4000)
+    >>> lo, hi = credible_interval(x, 0.9, "equal_tailed")
+    >>> bool(np.isclose(lo, np.quantile(x, 0.05)) and np.isclose(hi, np.quantile(x, 0.95)))
+    True
+    """
+    p = check_hdi_prob(hdi_prob)
+    if check_interval_kind(kind) == "hdi":
+        return hdi(values, p, axis=axis)
+    lower, upper = np.quantile(np.asarray(values, dtype=float), [(1 - p) / 2, (1 + p) / 2],
+                               axis=axis)
+    return lower, upper
 
 
 def hdi(values: Any, hdi_prob: float = 0.95, *, axis: int = -1,

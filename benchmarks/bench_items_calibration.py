@@ -37,6 +37,7 @@ few misses (a handful in a cell) the sd is itself rough.
 from __future__ import annotations
 
 import argparse
+import inspect
 import warnings
 
 import numpy as np
@@ -48,7 +49,9 @@ from bayescm.analysis.items_simulate import cluster_scale, simulate_items
 from bayescm.models.items.quadrature import alpha_of
 
 TRUE = 0.7
-ITEM_SPREAD, INTERACTION, CLUSTER_SIZE = 1.5, 0.5, 5  # simulate_items' defaults
+_DEFAULTS = inspect.signature(simulate_items).parameters  # the design one_cell simulates
+ITEM_SPREAD, INTERACTION, CLUSTER_SIZE = (
+    _DEFAULTS[k].default for k in ("item_spread", "interaction", "cluster_size"))
 
 
 def _t_hit(scores: np.ndarray, cluster: np.ndarray) -> np.ndarray:

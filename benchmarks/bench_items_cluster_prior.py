@@ -37,6 +37,8 @@ With the default sampler settings (``--sizes 100 --iccs 0.3 --reps 150 --draws 1
 
 So at 20 clusters and ICC 0.3 the HDI under-covers whatever the cluster scale's prior
 (2 and 4), and a wider prior costs convergence: the scale of that prior is not the fix.
+Stop 38 made the equal-tailed interval ``benchmark_intervals``' default instead
+(``bench_items_calibration.py`` prints both, with a control variate).
 
     .venv/bin/python benchmarks/bench_items_cluster_prior.py [--sizes 50,100]
         [--iccs 0.1,0.3] [--scales 2,4] [--reps 200] [--draws 500] [--chains 2] [--seed 31]
@@ -72,8 +74,8 @@ def cell(n: int, icc: float, scales: list[float], reps: int, draws: int, chains:
                 idata = bcm.fit(model, draws=draws, chains=chains, prior=False,
                                 predictive=False, random_seed=seed)
             acc = idata.posterior["accuracy"].values.ravel()
-            lo, hi = bcm.stats.hdi(acc, 0.95)
-            elo, ehi = np.quantile(acc, [0.025, 0.975])
+            lo, hi = bcm.stats.credible_interval(acc, 0.95, "hdi")
+            elo, ehi = bcm.stats.credible_interval(acc, 0.95, "equal_tailed")
             t = tally[s]
             t["hdi"] += lo <= TRUE <= hi
             t["eti"] += elo <= TRUE <= ehi

@@ -48,7 +48,12 @@ from scipy import stats as sps
 
 from bayescm import idata as idata_mod
 from bayescm.data.items import ItemResults
-from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
+from bayescm.stats import (
+    SAMPLE_DIMS,
+    check_hdi_prob,
+    check_interval_kind,
+    credible_interval,
+)
 
 __all__ = ["benchmark_intervals", "icc_anova"]
 
@@ -135,8 +140,7 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         raise TypeError(f"benchmark_intervals needs a bayescm.ItemResults, got "
                         f"{type(results).__name__}.")
     hdi_prob = check_hdi_prob(hdi_prob)
-    if kind not in ("hdi", "equal_tailed"):
-        raise ValueError(f"kind must be 'equal_tailed' or 'hdi', got {kind!r}.")
+    check_interval_kind(kind)  # before a fit
     if idata is None:
         idata = _fit(results, random_seed, fit_options)
     post = idata_mod.group(idata, "posterior")
@@ -158,8 +162,7 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         se_cl = float(np.sqrt(np.sum(np.bincount(cluster, weights=resid) ** 2)) / n_)
         rho = icc_anova(s, cluster) if results.clusters is not None else 0.0
         draws = acc.sel(model=name).transpose(*SAMPLE_DIMS).values.reshape(-1)
-        lo, hi = (hdi(draws, hdi_prob) if kind == "hdi" else
-                  np.quantile(draws, [(1 - hdi_prob) / 2, (1 + hdi_prob) / 2]))
+        lo, hi = credible_interval(draws, hdi_prob, kind)
         rows.append({
             "model": name, "n_items": n_, "mean": mean,
             "bayes_mean": float(draws.mean()), "bayes_lower": float(lo),

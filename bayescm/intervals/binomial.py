@@ -56,7 +56,7 @@ from bayescm.data.confusion import is_boolean
 from bayescm.deprecation import renamed_kwargs
 from bayescm.inference.posterior import flat, metric_draws, units_of
 from bayescm.priors import Beta, Prior, named
-from bayescm.stats import beta_hdi_any, hdi
+from bayescm.stats import beta_hdi_any, check_interval_kind, credible_interval
 
 if TYPE_CHECKING:
     import arviz as az
@@ -250,16 +250,12 @@ def metric_interval(
             f"{type(idata).__name__}; for counts use intervals.binomial(k, n, method=...)."
         )
     level = _hdi_prob(hdi_prob)
-    if kind not in ("hdi", "equal_tailed"):
-        raise ValueError(f"kind must be 'hdi' or 'equal_tailed', got {kind!r}.")
+    check_interval_kind(kind)  # before the draws are read
     da = metric_draws(idata, metric)
     units = units_of(da)
     values = flat(da, units)
     values = values.reshape(-1, values.shape[-1])
-    if kind == "hdi":
-        lower, upper = hdi(values, level)
-    else:
-        lower, upper = np.quantile(values, [(1 - level) / 2, (1 + level) / 2], axis=-1)
+    lower, upper = credible_interval(values, level, kind)
     if units:
         index = pd.MultiIndex.from_product([[str(v) for v in da[u].values] for u in units],
                                            names=units)
