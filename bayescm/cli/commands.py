@@ -376,8 +376,37 @@ def _nested_priors(items: list[tuple[str, str]]) -> dict:
     return priors
 
 
+def _skip_dask_probes() -> None:
+    """Tell xarray, for the rest of this process, that Dask is not there.
+
+    Wrapping its first arrays, xarray asks twice whether they are Dask arrays, and where
+    Dask is installed (the ``[dask]`` extra) that imports ``dask.array`` and
+    ``dask.base``: a third of a second, a fifth of ``bayescm unlabeled``'s whole run, for
+    a command that makes no Dask array.  The answers live in xarray's private cache of
+    optional array modules and in ``xarray.namedarray.utils``; where another xarray has
+    moved them nothing is done, and the probes run as before.  Only for a command that
+    ends its process: a session that goes on may make Dask arrays afterwards."""
+    if "dask" in sys.modules:
+        return
+    try:
+        from packaging.version import Version
+        from xarray.namedarray import pycompat
+        from xarray.namedarray import utils as xr_utils
+
+        absent = object.__new__(pycompat.DuckArrayModule)
+        absent.module, absent.version, absent.type, absent.available = (
+            None, Version("0.0.0"), (), False)
+        if callable(getattr(xr_utils, "is_dask_collection", None)):
+            pycompat._cached_duck_array_modules.setdefault("dask", absent)
+            xr_utils.is_dask_collection = lambda x: False
+    except (ImportError, AttributeError, TypeError):
+        pass
+
+
 def _unlabeled(args: argparse.Namespace) -> int:
     import bayescm as bcm
+
+    _skip_dask_probes()
 
     names = args.classifiers.split(",") if args.classifiers else None
     if args.counts:
@@ -390,21 +419,23 @@ def _unlabeled(args: argparse.Namespace) -> int:
             tuple(p.split("~")) for p in args.dependence.split(",")]
     from bayescm.inference import engines, fit_kernel
 
+    metrics = args.metrics.split(",")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         priors = _nested_priors(args.prior)
         # the kernel's inputs (or a Gibbs sampler) from data and priors: no PyMC
         gibbs = args.sampler == "gibbs" or (args.sampler == "auto" and tab.complete
                                             and dependence is False)
+        # only the metrics shown are computed on the draws
         if gibbs or engines.kernel_supported():
             idata = fit_kernel("hui_walter", tab, priors=priors,
                                options={"conditional_dependence": dependence},
                                draws=args.draws, chains=args.chains, random_seed=args.seed,
-                               log_likelihood=False, sampler=args.sampler)
+                               log_likelihood=False, sampler=args.sampler, metrics=metrics)
         else:
             model = bcm.models.hui_walter(tab, priors=priors, conditional_dependence=dependence)
-            idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed)
-    metrics = args.metrics.split(",")
+            idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed,
+                            metrics=metrics)
     table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
     check = bcm.posterior_predictive_check(idata)
     # ArviZ's estimators where ArviZ is loaded (NUTS: nutpie loads it); after a Gibbs run,
