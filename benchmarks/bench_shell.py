@@ -145,7 +145,7 @@ def main() -> None:
                   f"{med / ref:8.1f}")
         ours = statistics.median(w for w, _ in results[next(iter(cases))])
         verdict = "ok" if ours / ref <= TARGET else "MISSED"
-        print(f"target: bayescm unlabeled <= {TARGET:g}x the JAGS script: {ours / ref:.1f}x "
+        print(f"target: bayescm unlabeled <= {TARGET:g}x the JAGS script: {ours / ref:.2f}x "
               f"({verdict}).  This machine is shared: compare ratios, not seconds.")
     finally:
         shutil.rmtree(root, ignore_errors=True)

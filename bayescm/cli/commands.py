@@ -211,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "summarize":
             return _summarize(args)
         if args.command == "unlabeled":
-            return _unlabeled(args)
+            # argv None: the console script, whose process ends with the command
+            return _unlabeled(args, whole_process=argv is None)
         if args.command == "raters":
             return cli_raters.run(args, _nested_priors)
         if args.command in _RUNNERS:  # commands whose module reads and answers alone
@@ -384,8 +385,9 @@ def _skip_dask_probes() -> None:
     ``dask.base``: a third of a second, a fifth of ``bayescm unlabeled``'s whole run, for
     a command that makes no Dask array.  The answers live in xarray's private cache of
     optional array modules and in ``xarray.namedarray.utils``; where another xarray has
-    moved them nothing is done, and the probes run as before.  Only for a command that
-    ends its process: a session that goes on may make Dask arrays afterwards."""
+    moved them nothing is done, and the probes run as before.  Only from the console
+    script (``main()`` without ``argv``), whose process ends with the command: a Python
+    session that calls ``main([...])`` may make Dask arrays afterwards."""
     if "dask" in sys.modules:
         return
     try:
@@ -403,10 +405,11 @@ def _skip_dask_probes() -> None:
         pass
 
 
-def _unlabeled(args: argparse.Namespace) -> int:
+def _unlabeled(args: argparse.Namespace, *, whole_process: bool = False) -> int:
     import bayescm as bcm
 
-    _skip_dask_probes()
+    if whole_process:
+        _skip_dask_probes()
 
     names = args.classifiers.split(",") if args.classifiers else None
     if args.counts:

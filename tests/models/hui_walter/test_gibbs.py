@@ -159,8 +159,9 @@ def _loaded_after(argv: list[str]) -> list[str]:
     script = (
         "import sys, contextlib, io\n"
         "from bayescm import cli\n"
+        f"sys.argv = ['bayescm', *{argv!r}]  # as the console script runs it\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    assert cli.main({argv!r}) == 0\n"
+        "    assert cli.main() == 0\n"
         "print('LOADED:' + ','.join(m for m in ('pymc', 'pytensor', 'nutpie', 'arviz', "
         "'numba', 'dask', 'scipy.fft') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -186,7 +187,8 @@ def test_skipping_xarrays_dask_probes_changes_no_number(capsys):
     absent) prints what it prints in this one, with Dask loaded (a test dependency)."""
     argv = ["unlabeled", "--counts", "s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212",
             "--seed", "4", "--json"]
-    script = f"from bayescm import cli\nraise SystemExit(cli.main({argv!r}))\n"
+    script = (f"import sys\nfrom bayescm import cli\nsys.argv = ['bayescm', *{argv!r}]\n"
+              "raise SystemExit(cli.main())\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr
@@ -200,3 +202,21 @@ def test_skipping_xarrays_dask_probes_changes_no_number(capsys):
     # vectorised there -- equal to rounding
     assert here.pop("convergence") == pytest.approx(fresh.pop("convergence"), rel=1e-12)
     assert here == fresh
+
+
+def test_unlabeled_called_from_python_leaves_xarrays_dask_support_alone(capsys):
+    """``cli.main([...])`` in a session that goes on: xarray still knows Dask arrays."""
+    script = (
+        "import contextlib, io\n"
+        "import xarray as xr\n"
+        "from bayescm import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert cli.main(['unlabeled', '--counts', "
+        "'s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212', '--seed', '1']) == 0\n"
+        "import dask.array as da\n"
+        "x = xr.DataArray(da.ones(4, chunks=2))\n"
+        "print('CHUNKS:', x.chunks, float(x.sum().compute()))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "CHUNKS: ((2, 2),) 4.0"
