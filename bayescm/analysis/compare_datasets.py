@@ -63,6 +63,7 @@ What is reported
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,7 +82,9 @@ __all__ = ["DEFAULT_PRIORS", "DatasetComparison", "compare_datasets"]
 DEFAULT_PRIORS: dict[str, float] = {
     "delta0_bound": 1.0,    # delta0 ~ U(-b max|x|, b max|x|)
     "std0_upper": 1000.0,   # sigma0 ~ U(0, u * sd of the data sets' means)
-    "sigma_upper": 1000.0,  # sigma_i ~ U(0, u * mean within-set sd) (integrated out)
+    # sigma_i ~ U(0, u * mean within-set sd): recorded, not used -- sigma_i is integrated
+    # out over (0, infinity), the bound being where the integrand is O(1e-3n)
+    "sigma_upper": 1000.0,
     "alpha_lower": 1.0, "alpha_upper": 2.0,   # nu - 1 ~ Gamma(alpha, beta)
     "beta_lower": 0.01, "beta_upper": 0.1,
 }
@@ -145,7 +148,8 @@ class DatasetComparison:
         table = pd.DataFrame(rows).set_index("quantity")
         pa, pr, pb = self.predictive_probs
         table.attrs = {f"p_{a}_better": self.p_a_better, "p_rope": self.p_rope,
-                       f"p_{b}_better": self.p_b_better, "predictive_probs": (pa, pr, pb)}
+                       f"p_{b}_better": self.p_b_better, "predictive_probs": (pa, pr, pb),
+                       "r_hat": self.r_hat, "divergences": self.divergences}
         return table
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
@@ -165,7 +169,49 @@ class DatasetComparison:
         a, b = self.names
         return (f"DatasetComparison({self.metric} over {len(self.datasets)} data sets: "
                 f"P({a} better) = {self.p_a_better:.3f}, P(rope ±{self.rope:g}) = "
-                f"{self.p_rope:.3f}, P({b} better) = {self.p_b_better:.3f})")
+                f"{self.p_rope:.3f}, P({b} better) = {self.p_b_better:.3f}; max R-hat "
+                f"{self.r_hat:.3f}, {self.divergences} divergences)")
+
+
+def _prior_settings(priors: Mapping[str, float] | None) -> dict[str, float]:
+    """:data:`DEFAULT_PRIORS` with the user's overrides, checked: finite, positive, and
+    each lower bound below its upper bound."""
+    settings = dict(DEFAULT_PRIORS)
+    for name, value in (priors or {}).items():
+        if name not in settings:
+            raise ValueError(f"Unknown prior setting {name!r}; the settings are "
+                             f"{', '.join(DEFAULT_PRIORS)}.")
+        try:
+            settings[name] = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"priors[{name!r}] must be a number, got {value!r}.") from None
+        if not np.isfinite(settings[name]) or settings[name] <= 0:
+            raise ValueError(f"priors[{name!r}] must be a finite number > 0, got {value!r}.")
+    for low, high in (("alpha_lower", "alpha_upper"), ("beta_lower", "beta_upper")):
+        if not settings[low] < settings[high]:
+            raise ValueError(f"priors: {low} ({settings[low]:g}) must be below {high} "
+                             f"({settings[high]:g}).")
+    return settings
+
+
+def _warn_unconverged(r_hat: float, divergences: int, chains: int,
+                      target_accept: float) -> None:
+    """The ConvergenceWarning of :func:`bayescm.fit`, on the bounds it uses (R-hat below
+    1.01, no divergent transitions)."""
+    from bayescm.inference.convergence import ConvergenceWarning
+
+    problems = []
+    if chains < 2:
+        problems.append("one chain cannot show convergence (R-hat needs 2 or more)")
+    elif not r_hat < 1.01:
+        problems.append(f"max R-hat {r_hat:.4f} (bound 1.01)")
+    if divergences:
+        problems.append(f"{divergences} divergent transitions")
+    if problems:
+        warnings.warn(f"compare_datasets: NOT converged: {'; '.join(problems)}. Its "
+                      "probabilities may be wrong: run it again with more tuning (tune=2000) "
+                      f"and a higher target_accept (now {target_accept:g}; e.g. 0.99), and "
+                      "4 chains.", ConvergenceWarning, stacklevel=3)
 
 
 def _sides(x: np.ndarray, rope: float, higher: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -303,14 +349,17 @@ def compare_datasets(cms_a: Any, cms_b: Any, metric: str = "acc", *, rope: float
     >>> res.p_a_better > 0.5  # doctest: +SKIP
     True
     """
+    if not isinstance(rope, int | float | np.integer | np.floating) or isinstance(rope, bool):
+        raise TypeError(f"rope must be a number >= 0 (in metric units), got {rope!r}.")
     if not np.isfinite(rope) or rope < 0:
         raise ValueError(f"rope must be a finite number >= 0, got {rope!r}.")
-    settings = dict(DEFAULT_PRIORS)
-    for name, value in (priors or {}).items():
-        if name not in settings:
-            raise ValueError(f"Unknown prior setting {name!r}; the settings are "
-                             f"{', '.join(DEFAULT_PRIORS)}.")
-        settings[name] = float(value)
+    from bayescm.inference.arguments import check_seed, check_target_accept
+    from bayescm.inference.fit import check_sizes
+
+    check_sizes(draws, tune, chains)  # bcm.fit's checks of the same NUTS settings
+    check_target_accept(target_accept)
+    check_seed(random_seed)
+    settings = _prior_settings(priors)
     datasets, diffs, key, higher = _differences(cms_a, cms_b, metric, runs)
     flat = [d for d in diffs if np.ptp(d) == 0]
     if flat:
@@ -335,8 +384,9 @@ def compare_datasets(cms_a: Any, cms_b: Any, metric: str = "acc", *, rope: float
 
     checked = np.concatenate([values[v].reshape(chains, draws, -1)
                               for v in ("delta0", "std0", "nu", "delta")], axis=-1)
-    r_hat = float(np.nanmax(rhat(np.moveaxis(checked, -1, 0))))
+    r_hat = float(np.nanmax(rhat(np.moveaxis(checked, -1, 0)))) if chains > 1 else float("nan")
     divergences = int(np.asarray(sample_stats["diverging"]).sum())
+    _warn_unconverged(r_hat, divergences, chains, target_accept)
     delta0 = values["delta0"].reshape(-1)
     std0 = values["std0"].reshape(-1)
     nu = values["nu"].reshape(-1)

@@ -178,9 +178,11 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(out.pop("_text"))
-    if not args.json:
+    if not args.json:  # the text's last line says already when the chains did not converge
+        said = {str(w.message) for w in caught if w.category is bcm.ConvergenceWarning}
         for note in notes:
-            print(f"warning: {note}", file=sys.stderr)
+            if note not in said:
+                print(f"warning: {note}", file=sys.stderr)
     return 0
 
 

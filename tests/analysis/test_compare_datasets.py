@@ -141,6 +141,43 @@ def test_errors_before_sampling():
         compare_datasets(a, b, priors={"sigma": 1.0})
     with pytest.raises(ValueError, match="All fold differences are equal"):
         compare_datasets(a, {"d0": a["d0"], "d1": b["d1"]})
+    # NUTS settings and priors checked as bcm.fit checks them (a target_accept of 0 or 2
+    # gave a confident answer from chains that never converged; tune=0 a Rust panic)
+    for bad, match in (({"target_accept": 2.0}, "strictly between 0 and 1"),
+                       ({"target_accept": 0.0}, "strictly between 0 and 1"),
+                       ({"tune": 0}, "tune >= 1"), ({"chains": 0}, "chains must be"),
+                       ({"draws": 1}, "draws must be"), ({"random_seed": -1}, "random_seed"),
+                       ({"priors": {"std0_upper": np.inf}}, "finite number > 0"),
+                       ({"priors": {"sigma_upper": -1}}, "finite number > 0"),
+                       ({"priors": {"alpha_lower": 5, "alpha_upper": 1}}, "must be below"),
+                       ({"rope": -0.1}, "rope must be")):
+        with pytest.raises(ValueError, match=match):
+            compare_datasets(a, b, **bad)
+    with pytest.raises(TypeError, match="rope must be a number"):
+        compare_datasets(a, b, rope=None)
+    with pytest.raises(TypeError, match="must be a number"):
+        compare_datasets(a, b, priors={"alpha_lower": "one"})
+
+
+def test_chains_that_did_not_converge_are_said_so():
+    """Two data sets with the defaults leave R-hat above 1.01 on this seed: the result
+    warns as bcm.fit does and shows R-hat and divergences; one chain warns too."""
+    rng = np.random.default_rng(5)
+
+    def folds(acc):
+        tp, tn = rng.binomial(50, acc, 10), rng.binomial(50, acc, 10)
+        return bcm.ConfusionMatrix(tp=tp, fn=50 - tp, fp=50 - tn, tn=tn)
+
+    a = {"d0": folds(0.80), "d1": folds(0.85)}
+    b = {"d0": folds(0.82), "d1": folds(0.83)}
+    with pytest.warns(bcm.ConvergenceWarning, match="R-hat") as record:
+        res = compare_datasets(a, b, random_seed=1, draws=300, tune=100)
+    assert res.r_hat >= 1.01 or res.divergences > 0
+    assert f"max R-hat {res.r_hat:.3f}" in repr(res)
+    assert res.summary().attrs["divergences"] == res.divergences
+    assert len(record) == 1
+    with pytest.warns(bcm.ConvergenceWarning, match="one chain"):
+        compare_datasets(a, b, random_seed=1, chains=1, draws=200, tune=200)
 
 
 @pytest.mark.slow
