@@ -148,6 +148,7 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         raise ValueError("idata must be a fit of bcm.models.items(results) (its posterior has "
                          "'accuracy' on dim 'model').")
     acc = post["accuracy"]
+    _check_fit_of(results, acc, idata)
     z = float(sps.norm.ppf(0.5 + hdi_prob / 2))
     scores = results.successes_array / results.trials_array
     cluster = results.cluster_index
@@ -177,3 +178,24 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         f"({'HDI' if kind == 'hdi' else 'equal-tailed'}); clt_*: mean ± z·SE; "
         "clustered_*: mean ± z·clustered SE (Miller 2024)."))
     return frame
+
+
+def _check_fit_of(results: ItemResults, acc: Any, idata: Any) -> None:
+    """Raise unless ``idata`` is a fit of these results: the same models, and (where
+    the fit records its data) the same items."""
+    fitted = [str(m) for m in acc["model"].values]
+    models = [str(m) for m in results.models]
+    if fitted != models:
+        raise ValueError(f"idata is a fit of the models {fitted[:10]}, results has "
+                         f"{models[:10]}: pass the fit of bcm.models.items(results), or "
+                         "idata=None to fit it here.")
+    if idata_mod.has_group(idata, "observed_data"):
+        obs = idata_mod.group(idata, "observed_data")
+        if "item" in obs.coords:
+            items = [str(i) for i in obs["item"].values]
+            mine = [str(i) for i in results.items]
+            if items != mine:
+                raise ValueError(
+                    f"idata is a fit of {len(items):,} items, results has {len(mine):,}"
+                    f"{'' if len(items) != len(mine) else ' other ones'}: pass the fit of "
+                    "bcm.models.items(results), or idata=None to fit it here.")

@@ -210,3 +210,22 @@ def resolve_positive(labels: np.ndarray, positive: Any) -> Any:
     raise CountsError(
         f"Cannot tell which of the labels {labels.tolist()} is positive; pass positive=..."
     )
+
+
+def names_as_text(values: Any, column: Any) -> list[Any]:
+    """The values of a name column as text (missing values kept), refusing two distinct
+    values that print alike (``1`` and ``"1"``): written out as names they would be one
+    model, rater or algorithm, and their results would be merged."""
+    codes, distinct = pd.factorize(pd.Series(list(values), dtype=object), sort=False)
+    text = [str(v.item() if isinstance(v, np.generic) else v) for v in distinct]
+    if len(set(text)) != len(text):
+        first: dict[str, Any] = {}
+        for v, t in zip(distinct, text, strict=True):
+            if t in first:
+                raise CountsError(
+                    f"Column {column!r} has {first[t]!r} and {v!r}: distinct values that "
+                    "read the same as names. Make the column one type (e.g. "
+                    f"df[{column!r}].astype(str)) or rename one of them.")
+            first[t] = v
+    out = np.array([*text, np.nan], dtype=object)[codes]  # code -1 (missing): NaN
+    return out.tolist()

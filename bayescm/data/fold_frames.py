@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bayescm.data.confusion import ConfusionMatrix
-from bayescm.data.counts import CountsError, resolve_positive
+from bayescm.data.counts import CountsError, names_as_text, resolve_positive
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.data.slices import is_dask
 
@@ -76,8 +76,8 @@ def standard(long: pd.DataFrame) -> pd.DataFrame:
     for col, value in ((_A, "algorithm"), (_D, ONE), (_R, 0)):
         if col not in long.columns:
             long[col] = value
-    long[_A] = long[_A].map(lambda v: v if pd.isna(v) else str(v))
-    long[_D] = long[_D].map(lambda v: v if pd.isna(v) else str(v))
+    long[_A] = names_as_text(long[_A], "algorithm")
+    long[_D] = names_as_text(long[_D], "dataset")
     return long
 
 

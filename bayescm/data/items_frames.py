@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data.counts import CountsError
+from bayescm.data.counts import CountsError, names_as_text
 
 __all__ = ["from_frame", "plain"]
 
@@ -62,6 +62,16 @@ def _numbers(frame: pd.DataFrame, col: str, what: str) -> np.ndarray:
     return num
 
 
+def _item_labels(values: pd.Series, column: Any) -> pd.Series:
+    """Item ids as coordinate labels: numbers and text as they are, anything else
+    (timestamps, tuples) as text; ids that would print alike (``1`` and ``"1"``) refused."""
+    names_as_text(values, column)
+    codes, distinct = pd.factorize(pd.Series(list(values), dtype=object), sort=False)
+    labels = [plain(v) if isinstance(plain(v), str | int | float) else str(v)
+              for v in distinct]
+    return pd.Series(np.array(labels, dtype=object)[codes], dtype=object)
+
+
 def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | None,
                run: str | None, trials: str | None
                ) -> tuple[np.ndarray, np.ndarray, list[str], list, list | None]:
@@ -105,8 +115,8 @@ def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | N
                 "; if these are repeated runs of the same item, name the run column with run=")
         raise CountsError(f"Duplicate rows for the same {' and '.join(keys)}: rows "
                           f"{_rows(frame, dup)}{hint}.")
-    m_codes, models = pd.factorize(frame[model].astype(str), sort=False)
-    i_codes, items = pd.factorize(frame[item], sort=False)
+    m_codes, models = pd.factorize(pd.Series(names_as_text(frame[model], model)), sort=False)
+    i_codes, items = pd.factorize(_item_labels(frame[item], item), sort=False)
     clusters = None
     if cluster is not None:
         per_item = frame.groupby(i_codes, sort=True)[cluster].nunique()

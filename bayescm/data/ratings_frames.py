@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data.counts import MAX_COUNT, CountsError, is_boolean
+from bayescm.data.counts import MAX_COUNT, CountsError, is_boolean, names_as_text
 
 __all__ = ["check_counts", "coo_from_columns", "gold_index", "long_from_wide", "pandas_frame",
            "plain", "tidy_values"]
@@ -78,7 +78,8 @@ def coo_from_columns(frame: pd.DataFrame, item: str, rater: str, rating: str, go
     items_all = tidy_values(frame[item].to_numpy())
     item_codes, items = pd.factorize(pd.Series(items_all, dtype=object), sort=False)
     items = tuple(items)
-    raters_all = np.array([str(v) for v in tidy_values(frame[rater].to_numpy())], dtype=object)
+    raters_all = np.array(names_as_text(tidy_values(frame[rater].to_numpy()), rater),
+                          dtype=object)
     rated = ~pd.isna(frame[rating]).to_numpy()
     values_all = tidy_values(frame[rating].to_numpy()[rated])
     rater_codes, raters = pd.factorize(pd.Series(raters_all[rated], dtype=object), sort=False)

@@ -58,6 +58,26 @@ def test_classical_columns_by_hand():
         bcm.analysis.benchmark_intervals(res, idata, kind="hpd")
 
 
+def test_a_fit_of_other_models_or_items_is_refused():
+    """benchmark_intervals(results, idata) of another benchmark's fit: it mixed the
+    tables (other items) or raised xarray's KeyError (other models)."""
+    import arviz as az
+
+    df = simulate_items(12, [0.6, 0.75], rng=3)
+    res = bcm.ItemResults.from_frame(df)
+    idata, _ = _fake_fit(res, np.random.default_rng(0))
+    renamed = bcm.ItemResults.from_frame(df.assign(model=df["model"].str.upper()))
+    with pytest.raises(ValueError, match="fit of the models"):
+        bcm.analysis.benchmark_intervals(renamed, idata)
+    counts = xr.Dataset({"counts": (("model", "item"), np.zeros((2, 12)))},
+                        coords={"model": list(res.models), "item": list(res.items)})
+    recorded = az.InferenceData(posterior=idata.posterior, observed_data=counts)
+    fewer = bcm.ItemResults.from_frame(df[df["item"].isin(list(res.items)[:8])])
+    with pytest.raises(ValueError, match="fit of 12 items, results has 8"):
+        bcm.analysis.benchmark_intervals(fewer, recorded)
+    assert len(bcm.analysis.benchmark_intervals(res, recorded)) == 2
+
+
 def test_icc_anova_against_statsmodels_free_formula():
     rng = np.random.default_rng(3)
     cluster = np.repeat(np.arange(200), 5)

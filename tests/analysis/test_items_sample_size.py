@@ -182,10 +182,22 @@ def test_a_pilot_results_object_plans_directly():
     ({"items": {"accuracy": 0.7}, "difference": 0.0}, "non-zero"),
     ({"items": {"accuracy": 0.97}, "difference": 0.1}, "lie in"),
     ({"items": {"accuracy": 0.7}, "difference": 0.05, "power": 1.0}, "power"),
+    ({"items": {"accuracy": 0.7, "correlation": 1.0}, "difference": 0.05}, "correlation 1"),
 ])
 def test_bad_plans_get_plain_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         sample_size(**kwargs)
+
+
+def test_a_pilot_of_models_that_scored_alike_cannot_plan_a_comparison():
+    """Identical pilot scores give a correlation of 1: it planned 2 items to detect a
+    difference of 0.05.  Refused with the fix; a width plan from the same pilot stands."""
+    s = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1]
+    pilot = bcm.ItemResults.from_frame(pd.DataFrame(
+        {"item": list(range(10)) * 2, "model": ["a"] * 10 + ["b"] * 10, "correct": s + s}))
+    with pytest.raises(ValueError, match="score alike on every item"):
+        sample_size(items=pilot, difference=0.05)
+    assert sample_size(0.1, items=pilot).n_required > 100
 
 
 def test_items_must_be_a_design():

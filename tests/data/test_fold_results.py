@@ -260,3 +260,15 @@ def test_overview_counts_cases_per_run():
     table = res.overview()
     assert table.loc["p"].tolist() == ["K=3", 3, 4, 48]
     assert "<table" in res._repr_html_() and "FoldResults(" in res._repr_html_()
+
+
+def test_algorithms_that_print_alike_are_refused():
+    """Algorithms 1 and "1" were merged (their counts added): refused with the fix."""
+    df = pd.DataFrame({"algorithm": [1] * 3 + ["1"] * 3, "fold": [0, 1, 2] * 2,
+                       "tp": [40, 42, 41, 1, 2, 3], "fn": [10, 8, 9, 1, 1, 1],
+                       "fp": [5, 6, 4, 1, 1, 1], "tn": [45, 44, 46, 1, 1, 1]})
+    with pytest.raises(bcm.CountsError, match="'algorithm' has 1 and '1'"):
+        bcm.FoldResults.from_frame(df)
+    ok = bcm.FoldResults.from_frame(df.assign(algorithm=df["algorithm"].astype(str)
+                                              .where(df.index < 3, "one")))
+    assert sorted(ok.algorithms) == ["1", "one"]

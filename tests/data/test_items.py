@@ -89,3 +89,23 @@ def test_records_round_trip_and_immutability():
     assert bcm.ItemResults is ItemResults
     frame = res.to_frame()
     assert list(frame.columns) == ["model", "item", "cluster", "correct", "trials"]
+
+
+def test_names_that_print_alike_are_refused_and_other_ids_become_text():
+    """Models 1 and "1" would be one model (their rows taken for runs of it): refused,
+    as items 1 and "1" are.  Timestamps and tuples as item ids fit, as text."""
+    df = pd.DataFrame({"item": [1, 2, 1, 2], "model": [1, 1, "1", "1"], "correct": [1, 0, 1, 1]})
+    with pytest.raises(CountsError, match="'model' has 1 and '1'"):
+        ItemResults.from_frame(df)
+    df = pd.DataFrame({"item": [1, "1", 1, "1"], "model": ["a", "a", "b", "b"],
+                       "correct": [1, 0, 1, 1]})
+    with pytest.raises(CountsError, match="'item' has 1 and '1'.*astype\\(str\\)"):
+        ItemResults.from_frame(df)
+    for ids, text in (([(1, 2), (3, 4)], ["(1, 2)", "(3, 4)"]),
+                      (list(pd.to_datetime(["2020-01-01", "2020-01-02"])),
+                       ["2020-01-01 00:00:00", "2020-01-02 00:00:00"])):
+        res = ItemResults.from_frame(pd.DataFrame({"item": ids * 2, "model": ["a"] * 2 + ["b"] * 2,
+                                                   "correct": [1, 0, 0, 1]}))
+        assert list(res.items) == text
+        model = bcm.models.items(res)
+        assert list(model.coords["item"]) == text

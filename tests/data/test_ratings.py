@@ -226,3 +226,11 @@ def test_properties_of_any_long_table(rows, gold):
     back = bcm.RatingsTable.from_long(rt.to_frame(), gold="gold" if gold else None,
                                       labels=rt.labels, raters=rt.raters)
     assert back == rt
+
+
+def test_raters_that_print_alike_are_refused():
+    """Raters 1 and "1" were one rater with two ratings per item: refused."""
+    frame = pd.DataFrame({"item": [1, 2, 1, 2], "rater": [1, 1, "1", "1"],
+                          "rating": ["x", "y", "x", "x"]})
+    with pytest.raises(bcm.CountsError, match="'rater' has 1 and '1'"):
+        bcm.RatingsTable.from_long(frame)

@@ -174,6 +174,14 @@ class ItemsDesign:
         pa, pb = self.accuracy + difference / 2, self.accuracy - difference / 2
         if not (0 < pb < pa < 1 or 0 < pa < pb < 1):
             raise ValueError(f"accuracy ± difference/2 must lie in (0, 1): {pb:g} and {pa:g}.")
+        if self.correlation >= 1:
+            # two 0/1 scores with different means cannot correlate fully; from a pilot,
+            # models that scored alike on every item (their difference has no spread)
+            raise ValueError(
+                "correlation 1 (models that score alike on every item, as in this pilot) "
+                "leaves their difference no spread, and planning a comparison on it would "
+                "ask for a handful of items. Give the design's correlation instead, e.g. "
+                "items={'accuracy': 0.7, 'correlation': 0.5}, or a larger pilot.")
         va, vb = pa * (1 - pa), pb * (1 - pb)
         cov = 2 * self.correlation * math.sqrt(va * vb)
         one = va + vb - cov
