@@ -245,8 +245,11 @@ def _differences(cms_a: Any, cms_b: Any, metric: str, runs: int
         a, b = as_folds(a, f"cms_a[{name!r}]"), as_folds(b, f"cms_b[{name!r}]")
         check_pair(a, b, runs)
         key, higher = metric_key(a, metric)
-        diffs.append(plug_in_values(a, key, f"cms_a[{name!r}]")
-                     - plug_in_values(b, key, f"cms_b[{name!r}]"))
+        # the hierarchical model takes plug-in values: another metric is the way out
+        instead = ("compare on a metric defined on every fold (e.g. 'acc', 'ba' or "
+                   "'mcc'), or compare_folds per data set")
+        diffs.append(plug_in_values(a, key, f"cms_a[{name!r}]", instead)
+                     - plug_in_values(b, key, f"cms_b[{name!r}]", instead))
     return names, diffs, key, higher
 
 

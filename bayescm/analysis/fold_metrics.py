@@ -114,16 +114,18 @@ def metric_key(cms: Folds, metric: str) -> tuple[str, bool]:
     return key, bool(reg.higher_is_better(key))
 
 
-def plug_in_values(cms: Folds, key: str, what: str = "cms") -> np.ndarray:
-    """The plug-in metric of every fold (float array, one value per fold)."""
+def plug_in_values(cms: Folds, key: str, what: str = "cms",
+                   instead: str = "use plug_in=False, whose posterior draws are always "
+                                  "defined, or another metric") -> np.ndarray:
+    """The plug-in metric of every fold (float array, one value per fold); ``instead``:
+    what the error on an undefined value advises."""
     reg = registry.registry_for(cms)
     values = np.asarray(reg.compute(cms.to_xarray(), [key])[key].values, dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
         folds = [cms.classifiers[i] for i in np.flatnonzero(bad)]
         raise ValueError(f"{what}: {key!r} is undefined on fold(s) {folds} (a zero "
-                         "denominator, e.g. no predicted positives); use plug_in=False, "
-                         "whose posterior draws are always defined, or another metric.")
+                         f"denominator, e.g. no predicted positives); {instead}.")
     return values
 
 

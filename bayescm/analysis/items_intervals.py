@@ -48,6 +48,7 @@ from scipy import stats as sps
 
 from bayescm import idata as idata_mod
 from bayescm.data.items import ItemResults
+from bayescm.inference.arguments import check_fit_result
 from bayescm.stats import (
     SAMPLE_DIMS,
     check_hdi_prob,
@@ -122,7 +123,8 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         bayes_lower, bayes_upper`` (posterior of ``accuracy``, ``kind``), ``se_clt,
         clt_lower, clt_upper, se_clustered, clustered_lower, clustered_upper``,
         ``icc`` (ANOVA estimate), ``design_effect`` (Kish) and ``width_ratio``
-        (bayescm's width over the CLT's).  Without clusters the clustered columns
+        (bayescm's width over the CLT's; NaN where the CLT's width is 0, a model
+        with the same score on every item).  Without clusters the clustered columns
         equal the CLT's (each item its own cluster: the residual sum is the CLT's
         with 1/N² instead of 1/(N(N - 1))).
 
@@ -143,6 +145,7 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
     check_interval_kind(kind)  # before a fit
     if idata is None:
         idata = _fit(results, random_seed, fit_options)
+    check_fit_result(idata)
     post = idata_mod.group(idata, "posterior")
     if "accuracy" not in post or "model" not in post["accuracy"].dims:
         raise ValueError("idata must be a fit of bcm.models.items(results) (its posterior has "

@@ -380,6 +380,9 @@ def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None
                       ) -> tuple[np.ndarray, list[str], str]:
     post = idata_mod.group(idata, "posterior")
     if key not in post:
+        if str(idata.attrs.get("model")) == "items":
+            raise KeyError(f"Metric {key!r} is not in a fit of bcm.models.items: it has the "
+                           "accuracy alone ('acc'; an error rate is 1 - acc).")
         raise KeyError(
             f"Metric {key!r} is not in the posterior; refit with bcm.fit(..., metrics=None) to "
             "compute every metric."

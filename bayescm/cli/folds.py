@@ -166,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
                                      "the hierarchical comparison takes one number of runs.")
                 res = bcm.analysis.compare_datasets(
                     results.by_dataset(a), results.by_dataset(b), args.metric, rope=args.rope,
-                    runs=runs, draws=args.draws or 1000, tune=args.tune, chains=args.chains,
-                    random_seed=args.seed, names=(a, b))
+                    runs=runs, draws=1000 if args.draws is None else args.draws,
+                    tune=args.tune, chains=args.chains, random_seed=args.seed, names=(a, b))
                 out = _many(args, results, res)
         except TypeError as err:  # a wrong kind of input: the same one-line error
             raise ValueError(str(err)) from None
@@ -192,8 +192,8 @@ def _one(args: argparse.Namespace, results: Any, a: str, b: str) -> dict:
     cms_a, cms_b = results.pair(a, b)
     res = bcm.analysis.compare_folds(cms_a, cms_b, args.metric, rope=args.rope,
                                      runs=results.n_runs, plug_in=args.plug_in,
-                                     draws=args.draws or 4000, random_seed=args.seed,
-                                     names=(a, b))
+                                     draws=4000 if args.draws is None else args.draws,
+                                     random_seed=args.seed, names=(a, b))
     row = res.summary(args.hdi_prob).iloc[0]
     out = {"test": "compare_folds", "metric": res.metric, "rope": res.rope,
            "algorithms": [a, b], "datasets": list(results.datasets), "runs": res.runs,

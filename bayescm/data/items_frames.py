@@ -35,6 +35,10 @@ def _pandas(df: Any, columns: list[str]) -> pd.DataFrame:
         raise CountsError(f"Column(s) {missing} are not in the data; its columns are "
                           f"{[str(c) for c in have][:20]}: name them with item=, model=, "
                           "correct= (and cluster=, run=, trials=).")
+    twice = [c for c in columns if have.count(c) > 1]
+    if twice:
+        raise CountsError(f"Column(s) {twice} appear more than once in the data: rename or "
+                          "drop the copies, so that each role reads one column.")
     if hasattr(df, "compute") and hasattr(df, "npartitions"):  # Dask: one computation
         df = df[columns].compute()
     if not isinstance(df, pd.DataFrame):

@@ -113,6 +113,9 @@ def metric_draws(
     reg = registry.registry_for(data, group=group)
     key = reg.key(metric)
     if key not in ds:
+        if str(data.attrs.get("model")) == "items":
+            raise KeyError(f"Metric {key!r} is not in a fit of bcm.models.items: it has the "
+                           "accuracy alone ('acc'; an error rate is 1 - acc).")
         raise KeyError(
             f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "
             "to compute every metric."

@@ -155,6 +155,9 @@ def test_errors_before_sampling():
             compare_datasets(a, b, **bad)
     with pytest.raises(TypeError, match="rope must be a number"):
         compare_datasets(a, b, rope=None)
+    perfect = bcm.ConfusionMatrix(tp=[50] * 10, fn=[0] * 10, fp=[0] * 10, tn=[50] * 10)
+    with pytest.raises(ValueError, match=r"undefined on fold.*a metric defined on every fold"):
+        compare_datasets({"d0": perfect, "d1": perfect}, b, "lr_pos")
     with pytest.raises(TypeError, match="must be a number"):
         compare_datasets(a, b, priors={"alpha_lower": "one"})
 

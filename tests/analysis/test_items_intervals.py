@@ -76,6 +76,8 @@ def test_a_fit_of_other_models_or_items_is_refused():
     with pytest.raises(ValueError, match="fit of 12 items, results has 8"):
         bcm.analysis.benchmark_intervals(fewer, recorded)
     assert len(bcm.analysis.benchmark_intervals(res, recorded)) == 2
+    with pytest.raises(TypeError, match=r"idata must be an arviz\.InferenceData"):
+        bcm.analysis.benchmark_intervals(res, "fit")
 
 
 def test_icc_anova_against_statsmodels_free_formula():
@@ -111,6 +113,11 @@ def test_compare_paired_errors_on_a_fit():
         bcm.analysis.compare_paired(idata, "m", "m", "acc")
     with pytest.raises(KeyError, match="not in the data"):
         bcm.analysis.compare_paired(idata, "m", "other", "acc")
+    # another metric: an items fit has the accuracy alone (no refit adds one)
+    with pytest.raises(KeyError, match="accuracy alone"):
+        bcm.analysis.leaderboard(idata, "err")
+    with pytest.raises(KeyError, match="accuracy alone"):
+        bcm.analysis.compare(idata, idata, "err")
 
 
 @pytest.mark.parametrize("n", [30, 300])

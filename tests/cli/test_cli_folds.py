@@ -106,6 +106,7 @@ def test_several_data_sets_run_the_hierarchical_model(tmp_path):
     (["--run", "batch"], "Column(s) ['batch'] are not in the data"),
     (["--predictions"], "no column 'y_true' of true labels"),
     (["--metric", "nope"], "Unknown metric 'nope'"),
+    (["--draws", "0"], "draws must be"),  # not the default in its place
 ])
 def test_bad_input_is_a_one_line_error(tmp_path, argv, message):
     path, _ = counts_csv(tmp_path)

@@ -99,7 +99,7 @@ def test_names_that_print_alike_are_refused_and_other_ids_become_text():
         ItemResults.from_frame(df)
     df = pd.DataFrame({"item": [1, "1", 1, "1"], "model": ["a", "a", "b", "b"],
                        "correct": [1, 0, 1, 1]})
-    with pytest.raises(CountsError, match="'item' has 1 and '1'.*astype\\(str\\)"):
+    with pytest.raises(CountsError, match=r"'item' has 1 and '1'.*astype\(str\)"):
         ItemResults.from_frame(df)
     for ids, text in (([(1, 2), (3, 4)], ["(1, 2)", "(3, 4)"]),
                       (list(pd.to_datetime(["2020-01-01", "2020-01-02"])),
@@ -109,3 +109,10 @@ def test_names_that_print_alike_are_refused_and_other_ids_become_text():
         assert list(res.items) == text
         model = bcm.models.items(res)
         assert list(model.coords["item"]) == text
+
+
+def test_a_column_named_twice_is_a_clear_error():
+    df = pd.DataFrame([[0, "a", 1, 0], [1, "a", 0, 1]], columns=["item", "model", "correct",
+                                                                   "correct"])
+    with pytest.raises(CountsError, match=r"\['correct'\] appear more than once"):
+        ItemResults.from_frame(df)

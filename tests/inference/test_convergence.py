@@ -305,3 +305,27 @@ def test_next_fast_len_is_scipys():
     rng = np.random.default_rng(0)
     for n in [*range(1, 20_001), *rng.integers(20_001, 10**9, 2_000).tolist()]:
         assert diagnostics.next_fast_len(n) == fft.next_fast_len(n), n
+
+
+def test_one_chain_leaves_no_arviz_log_line():
+    """ArviZ logs "Shape validation failed" on its own logger for one chain (once per
+    process, hence a fresh one here); the report says it in words, the log line is muted."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, xarray as xr, arviz as az\n"
+        "import bayescm as bcm\n"
+        "x = np.random.default_rng(0).normal(size=(1, 100, 2))\n"
+        "post = xr.Dataset({'tpr': (('chain', 'draw', 'classifier'), x)},\n"
+        "                  coords={'classifier': ['a', 'b']})\n"
+        "idata = az.InferenceData(posterior=post)\n"
+        "report = bcm.check_convergence(idata, backend='arviz')\n"
+        "print(report.ok)\n"
+        "import arviz\n"
+        "assert not arviz._log.disabled\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+    assert "Shape validation" not in out.stderr + out.stdout
