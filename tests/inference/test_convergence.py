@@ -310,8 +310,7 @@ def test_next_fast_len_is_scipys():
 def test_one_chain_leaves_no_arviz_log_line():
     """ArviZ logs "Shape validation failed" on its own logger for one chain (once per
     process, hence a fresh one here); the report says it in words, the log line is muted."""
-    import subprocess
-    import sys
+    from tests.fresh import run_fresh
 
     script = (
         "import numpy as np, xarray as xr, arviz as az\n"
@@ -324,8 +323,6 @@ def test_one_chain_leaves_no_arviz_log_line():
         "print(report.ok)\n"
         "import arviz\n"
         "assert not arviz._log.disabled\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_fresh(script)
     assert out.stdout.strip() == "False"
     assert "Shape validation" not in out.stderr + out.stdout

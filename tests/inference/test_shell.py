@@ -7,8 +7,6 @@ the comparisons are exact, not within Monte Carlo error.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -17,6 +15,7 @@ import pytest
 import bayescm as bcm
 from bayescm.inference import engines, fit_kernel
 from bayescm.models import spec_of
+from tests.fresh import run_fresh
 
 pytestmark = pytest.mark.skipif(not engines.kernel_supported(),
                                 reason="the installed nutpie cannot take compiled densities")
@@ -104,7 +103,5 @@ def test_unlabeled_from_the_shell_imports_neither_pymc_nor_pytensor():
         " '--seed', '1', '--sampler', 'nuts']) == 0\n"
         "print('LOADED:' + ','.join(m for m in ('pymc', 'pytensor', 'nutpie') "
         "if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_fresh(script)
     assert out.stdout.strip().splitlines()[-1] == "LOADED:nutpie"  # sampled, no PyMC model

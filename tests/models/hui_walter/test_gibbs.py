@@ -8,8 +8,6 @@ is checked against scipy's distribution function, also far out in the tail.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 
 import arviz as az
@@ -21,6 +19,7 @@ import bayescm as bcm
 from bayescm.inference import fit_kernel
 from bayescm.models.hui_walter.gibbs import THIN, _above, _keep_above, applies, gibbs_draws
 from bayescm.models.hui_walter.inputs import prepare
+from tests.fresh import run_fresh
 
 TWO_SITES = {"s1": {"++": 89, "+-": 43, "-+": 55, "--": 413},
              "s2": {"++": 260, "+-": 76, "-+": 52, "--": 212}}
@@ -164,9 +163,7 @@ def _loaded_after(argv: list[str]) -> list[str]:
         "    assert cli.main() == 0\n"
         "print('LOADED:' + ','.join(m for m in ('pymc', 'pytensor', 'nutpie', 'arviz', "
         "'numba', 'dask', 'scipy.fft') if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_fresh(script)
     return out.stdout.strip().splitlines()[-1].removeprefix("LOADED:").split(",")
 
 
@@ -187,11 +184,8 @@ def test_skipping_xarrays_dask_probes_changes_no_number(capsys):
     absent) prints what it prints in this one, with Dask loaded (a test dependency)."""
     argv = ["unlabeled", "--counts", "s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212",
             "--seed", "4", "--json"]
-    script = (f"import sys\nfrom bayescm import cli\nsys.argv = ['bayescm', *{argv!r}]\n"
-              "raise SystemExit(cli.main())\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_fresh(f"import sys\nfrom bayescm import cli\nsys.argv = ['bayescm', *{argv!r}]\n"
+                    "raise SystemExit(cli.main())\n")
     import dask.array  # noqa: F401  (then the command leaves xarray's probes alone)
 
     from bayescm import cli
@@ -216,7 +210,5 @@ def test_unlabeled_called_from_python_leaves_xarrays_dask_support_alone(capsys):
         "import dask.array as da\n"
         "x = xr.DataArray(da.ones(4, chunks=2))\n"
         "print('CHUNKS:', x.chunks, float(x.sum().compute()))\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
+    out = run_fresh(script)
     assert out.stdout.strip().splitlines()[-1] == "CHUNKS: ((2, 2),) 4.0"
