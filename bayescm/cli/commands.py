@@ -31,6 +31,7 @@ from bayescm.cli import input as cli_input
 from bayescm.cli import items as cli_items
 from bayescm.cli import raters as cli_raters
 from bayescm.cli import slices as cli_slices
+from bayescm.cli import unlabeled as cli_unlabeled
 from bayescm.data.confusion import CELLS
 from bayescm.data.text import parse_matrix
 
@@ -211,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "summarize":
             return _summarize(args)
         if args.command == "unlabeled":
-            # argv None: the console script, whose process ends with the command
-            return _unlabeled(args, whole_process=argv is None)
+            return cli_unlabeled.run(args, _nested_priors, _clean)
         if args.command == "raters":
             return cli_raters.run(args, _nested_priors)
         if args.command in _RUNNERS:  # commands whose module reads and answers alone
@@ -351,21 +351,6 @@ def _metrics_json(table: pd.DataFrame, *, by_classifier: bool) -> dict:
     return out
 
 
-def _parse_counts(text: str) -> dict:
-    tables = {}
-    for i, part in enumerate(p for p in text.split(";") if p.strip()):
-        name, sep, body = part.rpartition(":")
-        name = name.strip() if sep else ("all" if ";" not in text else f"pop{i}")
-        table = {}
-        for item in body.split(","):
-            pattern, eq, value = item.partition("=")
-            if not eq:
-                raise ValueError(f"Cannot read {item!r}: write pattern=count, e.g. '+-=3'.")
-            table[pattern.strip()] = float(value)
-        tables[name] = table
-    return tables
-
-
 def _nested_priors(items: list[tuple[str, str]]) -> dict:
     priors: dict = {}
     for name, spec in items:
@@ -375,117 +360,6 @@ def _nested_priors(items: list[tuple[str, str]]) -> dict:
         else:
             priors[key] = spec
     return priors
-
-
-def _skip_dask_probes() -> None:
-    """Tell xarray, for the rest of this process, that Dask is not there.
-
-    Wrapping its first arrays, xarray asks twice whether they are Dask arrays, and where
-    Dask is installed (the ``[dask]`` extra) that imports ``dask.array`` and
-    ``dask.base``: a third of a second, a fifth of ``bayescm unlabeled``'s whole run, for
-    a command that makes no Dask array.  The answers live in xarray's private cache of
-    optional array modules and in ``xarray.namedarray.utils``; where another xarray has
-    moved them nothing is done, and the probes run as before.  Only from the console
-    script (``main()`` without ``argv``), whose process ends with the command: a Python
-    session that calls ``main([...])`` may make Dask arrays afterwards."""
-    if "dask" in sys.modules:
-        return
-    try:
-        from packaging.version import Version
-        from xarray.namedarray import pycompat
-        from xarray.namedarray import utils as xr_utils
-
-        absent = object.__new__(pycompat.DuckArrayModule)
-        absent.module, absent.version, absent.type, absent.available = (
-            None, Version("0.0.0"), (), False)
-        if callable(getattr(xr_utils, "is_dask_collection", None)):
-            pycompat._cached_duck_array_modules.setdefault("dask", absent)
-            xr_utils.is_dask_collection = lambda x: False
-    except (ImportError, AttributeError, TypeError):
-        pass
-
-
-def _unlabeled(args: argparse.Namespace, *, whole_process: bool = False) -> int:
-    import bayescm as bcm
-
-    if whole_process:
-        _skip_dask_probes()
-
-    names = args.classifiers.split(",") if args.classifiers else None
-    if args.counts:
-        tab = bcm.AgreementTable.from_counts(_parse_counts(args.counts), classifiers=names)
-    else:
-        tab = cli_input.unlabeled_csv(args)
-    dependence: object = False
-    if args.dependence:
-        dependence = True if args.dependence == "all" else [
-            tuple(p.split("~")) for p in args.dependence.split(",")]
-    from bayescm.inference import engines, fit_kernel
-
-    metrics = args.metrics.split(",")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        priors = _nested_priors(args.prior)
-        # the kernel's inputs (or a Gibbs sampler) from data and priors: no PyMC
-        gibbs = args.sampler == "gibbs" or (args.sampler == "auto" and tab.complete
-                                            and dependence is False)
-        # only the metrics shown are computed on the draws
-        if gibbs or engines.kernel_supported():
-            idata = fit_kernel("hui_walter", tab, priors=priors,
-                               options={"conditional_dependence": dependence},
-                               draws=args.draws, chains=args.chains, random_seed=args.seed,
-                               log_likelihood=False, sampler=args.sampler, metrics=metrics)
-        else:
-            model = bcm.models.hui_walter(tab, priors=priors, conditional_dependence=dependence)
-            idata = bcm.fit(model, draws=args.draws, chains=args.chains, random_seed=args.seed,
-                            metrics=metrics)
-    table = bcm.summary(idata, metrics=metrics, hdi_prob=args.hdi_prob).drop(columns="plug_in")
-    check = bcm.posterior_predictive_check(idata)
-    # ArviZ's estimators where ArviZ is loaded (NUTS: nutpie loads it); after a Gibbs run,
-    # the same estimators vectorised, without importing ArviZ (seconds of a shell command)
-    report = bcm.check_convergence(
-        idata, backend="auto" if "arviz" in sys.modules else "vectorised")
-    # bayescm's warnings of this fit, each once (in the order raised); others are noise here
-    from bayescm.models.hui_walter import PriorTruncationWarning
-
-    shown = (PriorTruncationWarning, bcm.models.IdentifiabilityWarning, bcm.ConvergenceWarning)
-    notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, shown)))
-    if args.json:
-        out = {
-            "counts": {p: dict(zip(tab.patterns, map(int, row), strict=True))
-                       for p, row in zip(tab.populations, tab.counts, strict=True)},
-            "classifiers": list(tab.classifiers),
-            "priors": json.loads(idata.attrs["priors"]),
-            "hdi_prob": args.hdi_prob,
-            "identifiability": idata.attrs.get("identifiability"),
-            "convergence": {"ok": report.ok, **{k: _clean(v) for k, v in report.worst.items()},
-                            "divergences": report.divergences},
-            "fit_check": {k: {c: _clean(v) for c, v in row.items()}
-                          for k, row in check.iterrows()},
-            "warnings": notes,
-            "metrics": {
-                pop: {clf: {key: {c: _clean(v) for c, v in table.loc[(pop, clf, key)].items()}
-                            for key in metrics}
-                      for clf in tab.classifiers}
-                for pop in tab.populations
-            },
-        }
-        json.dump(out, sys.stdout, indent=2)
-        print()
-        return 0
-    print(tab)
-    # a verdict that warned is said once, on stderr below; one that did not, here
-    verdict = str(idata.attrs.get("identifiability", ""))
-    print(f"\n{verdict}\n" if verdict not in notes else "")
-    with pd.option_context("display.width", 140, "display.max_rows", 500):
-        print(table.to_string(float_format=lambda v: f"{v:.4f}"))
-        print("\nPosterior predictive check (chi-square discrepancy):")
-        print(check.to_string(float_format=lambda v: f"{v:.3f}"))
-    if report.message() not in notes:
-        print("\n" + report.message())
-    for note in notes:
-        print(f"warning: {note}", file=sys.stderr)
-    return 0
 
 
 def _app(args: argparse.Namespace) -> int:

@@ -7,7 +7,6 @@ is checked against scipy's distribution function, also far out in the tail.
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import arviz as az
@@ -162,53 +161,14 @@ def _loaded_after(argv: list[str]) -> list[str]:
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert cli.main() == 0\n"
         "print('LOADED:' + ','.join(m for m in ('pymc', 'pytensor', 'nutpie', 'arviz', "
-        "'numba', 'dask', 'scipy.fft') if m in sys.modules))\n")
+        "'numba') if m in sys.modules))\n")
     out = run_fresh(script)
     return out.stdout.strip().splitlines()[-1].removeprefix("LOADED:").split(",")
 
 
 def test_unlabeled_from_the_shell_samples_in_numpy_alone():
-    """Nor does it import Dask (xarray's probes for Dask arrays are skipped: the command
-    makes none) or scipy.fft (the ESS's FFT is NumPy's, as ArviZ's)."""
     counts = "s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212"
     assert _loaded_after(["unlabeled", "--counts", counts, "--seed", "1"]) == [""]
     # NUTS on request (and for dependent pairs): nutpie on the compiled density, no PyMC
-    # (ArviZ, which nutpie imports, brings Dask and scipy.fft with it where installed)
-    loaded = _loaded_after(["unlabeled", "--counts", counts, "--seed", "1", "--draws", "100",
-                            "--sampler", "nuts"])
-    assert [m for m in loaded if m not in ("dask", "scipy.fft")] == ["nutpie", "arviz", "numba"]
-
-
-def test_skipping_xarrays_dask_probes_changes_no_number(capsys):
-    """``bayescm unlabeled --json`` in a fresh process (where xarray is told Dask is
-    absent) prints what it prints in this one, with Dask loaded (a test dependency)."""
-    argv = ["unlabeled", "--counts", "s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212",
-            "--seed", "4", "--json"]
-    out = run_fresh(f"import sys\nfrom bayescm import cli\nsys.argv = ['bayescm', *{argv!r}]\n"
-                    "raise SystemExit(cli.main())\n")
-    import dask.array  # noqa: F401  (then the command leaves xarray's probes alone)
-
-    from bayescm import cli
-
-    assert cli.main(argv) == 0
-    here, fresh = json.loads(capsys.readouterr().out), json.loads(out.stdout)
-    # the convergence figures: ArviZ's here (loaded by this module), its estimators
-    # vectorised there -- equal to rounding
-    assert here.pop("convergence") == pytest.approx(fresh.pop("convergence"), rel=1e-12)
-    assert here == fresh
-
-
-def test_unlabeled_called_from_python_leaves_xarrays_dask_support_alone(capsys):
-    """``cli.main([...])`` in a session that goes on: xarray still knows Dask arrays."""
-    script = (
-        "import contextlib, io\n"
-        "import xarray as xr\n"
-        "from bayescm import cli\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert cli.main(['unlabeled', '--counts', "
-        "'s1:++=89,+-=43,-+=55,--=413;s2:++=260,+-=76,-+=52,--=212', '--seed', '1']) == 0\n"
-        "import dask.array as da\n"
-        "x = xr.DataArray(da.ones(4, chunks=2))\n"
-        "print('CHUNKS:', x.chunks, float(x.sum().compute()))\n")
-    out = run_fresh(script)
-    assert out.stdout.strip().splitlines()[-1] == "CHUNKS: ((2, 2),) 4.0"
+    assert _loaded_after(["unlabeled", "--counts", counts, "--seed", "1", "--draws", "100",
+                          "--sampler", "nuts"]) == ["nutpie", "arviz", "numba"]
