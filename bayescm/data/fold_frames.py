@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bayescm.data.confusion import ConfusionMatrix
-from bayescm.data.counts import CountsError, names_as_text, resolve_positive
+from bayescm.data.counts import MAX_COUNT, CountsError, names_as_text, resolve_positive
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.data.slices import is_dask
 
@@ -152,6 +152,10 @@ def matrices_of(rows: pd.DataFrame, order: list, names: list[str], classes: list
     unit = pd.MultiIndex.from_tuples(order).get_indexer(
         pd.MultiIndex.from_arrays([rows[_R], rows[_F]]))
     k = len(classes)
+    n = pd.to_numeric(rows[_N], errors="coerce").to_numpy(dtype=float)
+    if (np.abs(n) > MAX_COUNT).any():  # before int64, which would wrap them round
+        raise CountsError(f"On data set {ds!r} a count is {np.nanmax(np.abs(n)):g}, above "
+                          "2**53: counts that large cannot be held exactly; check the column.")
     counts = np.zeros((len(order), k, k), dtype=np.int64)
     np.add.at(counts, (unit, rows["_t"].to_numpy(), rows["_p"].to_numpy()),
               rows[_N].to_numpy(dtype=np.int64))

@@ -179,6 +179,14 @@ class FoldResults:
                               "column for long data.")
         keys = roles(dataset=dataset, run=run, fold=fold,
                       algorithm=None if wide else algorithm)
+        if not preds:
+            raise CountsError("y_pred names no column: give the column of predicted labels "
+                              "(long data) or one column per algorithm (wide data).")
+        named = [*keys.values(), y_true, *preds]
+        if len(set(named)) < len(named):
+            twice = sorted({str(c) for c in named if named.count(c) > 1})
+            raise CountsError(f"Each role needs its own column; {twice} named twice among "
+                              f"y_true={y_true!r}, y_pred={y_pred!r} and {keys}.")
         columns(df, [*keys.values(), y_true, *preds], "from_predictions")
         counted = []
         for col in preds:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data.counts import CountsError, names_as_text
+from bayescm.data.counts import MAX_COUNT, CountsError, names_as_text
 
 __all__ = ["from_frame", "plain"]
 
@@ -108,10 +108,11 @@ def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | N
     else:
         y = _numbers(frame, correct, "counts of successes")
         n = _numbers(frame, trials, "numbers of runs")
-        bad = (n < 1) | (n != np.round(n)) | (y < 0) | (y > n) | (y != np.round(y))
+        bad = ((n < 1) | (n != np.round(n)) | (y < 0) | (y > n) | (y != np.round(y))
+               | (n > MAX_COUNT))
         if bad.any():
             raise CountsError(f"Each row needs whole numbers 0 <= {correct} <= {trials} with "
-                              f"{trials} >= 1; rows {_rows(frame, bad)} do not.")
+                              f"1 <= {trials} <= 2**53; rows {_rows(frame, bad)} do not.")
     keys = [model, item] + ([run] if run is not None else [])
     dup = frame.duplicated(subset=keys, keep=False).to_numpy()
     if dup.any():

@@ -272,3 +272,16 @@ def test_algorithms_that_print_alike_are_refused():
     ok = bcm.FoldResults.from_frame(df.assign(algorithm=df["algorithm"].astype(str)
                                               .where(df.index < 3, "one")))
     assert sorted(ok.algorithms) == ["1", "one"]
+
+
+def test_wrong_prediction_columns_and_huge_counts_are_clear_errors():
+    df = pd.DataFrame({"fold": [0, 0, 1, 1], "y_true": [1, 0, 1, 0], "y_pred": [1, 1, 0, 0]})
+    with pytest.raises(CountsError, match="y_pred names no column"):
+        bcm.FoldResults.from_predictions(df, y_pred=[], algorithm=None)
+    for y_pred in ("y_true", "fold", ["y_pred", "y_pred"]):
+        with pytest.raises(CountsError, match="Each role needs its own column"):
+            bcm.FoldResults.from_predictions(df, y_pred=y_pred, algorithm=None)
+    big = pd.DataFrame({"algorithm": ["x", "x"], "fold": [0, 1], "tp": [1e30, 3],
+                        "fn": [1, 1], "fp": [1, 1], "tn": [1, 1]})
+    with pytest.raises(CountsError, match=r"a count is 1e\+30, above 2\*\*53"):
+        bcm.FoldResults.from_frame(big)

@@ -116,3 +116,9 @@ def test_a_column_named_twice_is_a_clear_error():
                                                                    "correct"])
     with pytest.raises(CountsError, match=r"\['correct'\] appear more than once"):
         ItemResults.from_frame(df)
+
+
+def test_a_number_of_runs_beyond_exact_counting_is_refused():
+    df = pd.DataFrame({"item": [0, 1], "model": ["a", "a"], "correct": [1, 2], "n": [1e30, 3]})
+    with pytest.raises(CountsError, match=r"1 <= n <= 2\*\*53; rows \[0\]"):
+        ItemResults.from_frame(df, trials="n")
