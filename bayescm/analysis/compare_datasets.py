@@ -138,7 +138,12 @@ class DatasetComparison:
             index=pd.Index(self.datasets, name="dataset"))
 
     def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
-        """Overall: the mean difference δ0, a new data set's, and the probabilities."""
+        r"""Overall: the mean difference δ0, a new data set's, and the probabilities.
+
+        A new data set's difference is the model's :math:`t_\nu(\delta_0, \sigma_0)`,
+        which, as in Corani et al. (2017) and baycomp, is not bounded to the metric's
+        range: with few data sets or a small :math:`\nu` its HDI can reach beyond ±1
+        (read it as "the sign is not settled"; the probabilities are what to report)."""
         a, b = self.names
         rows = []
         for what, x in (("delta0", self.delta0), ("new data set", self.delta_new)):
