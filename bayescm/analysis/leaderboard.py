@@ -46,7 +46,12 @@ from bayescm.analysis.ranks import (
 from bayescm.data.confusion import CELLS, ConfusionMatrix, unit_of
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.family import default_family
-from bayescm.inference.posterior import class_index, multiclass_theta_sampler, select_class
+from bayescm.inference.posterior import (
+    class_index,
+    missing_metric,
+    multiclass_theta_sampler,
+    select_class,
+)
 from bayescm.metrics import LOWER_IS_BETTER
 from bayescm.scheduling import check_scheduler, client_for
 from bayescm.stats import SAMPLE_DIMS, draw_conjugate
@@ -380,13 +385,7 @@ def _posterior_values(idata: az.InferenceData, key: str, label: Hashable | None
                       ) -> tuple[np.ndarray, list[str], str]:
     post = idata_mod.group(idata, "posterior")
     if key not in post:
-        if str(idata.attrs.get("model")) == "items":
-            raise KeyError(f"Metric {key!r} is not in a fit of bcm.models.items: it has the "
-                           "accuracy alone ('acc'; an error rate is 1 - acc).")
-        raise KeyError(
-            f"Metric {key!r} is not in the posterior; refit with bcm.fit(..., metrics=None) to "
-            "compute every metric."
-        )
+        raise missing_metric(post, key)
     da = select_class(post[key], label, key)
     unit = unit_of(da)
     if unit is None:

@@ -30,8 +30,8 @@ from bayescm.stats import SAMPLE_DIMS
 if TYPE_CHECKING:
     import arviz as az
 
-__all__ = ["class_index", "flat", "metric_draws", "multiclass_theta_sampler", "select",
-           "select_class", "theta_draws", "units_of"]
+__all__ = ["class_index", "flat", "metric_draws", "missing_metric", "multiclass_theta_sampler",
+           "select", "select_class", "theta_draws", "units_of"]
 
 CountData = ConfusionMatrix | MulticlassConfusionMatrix
 
@@ -113,13 +113,7 @@ def metric_draws(
     reg = registry.registry_for(data, group=group)
     key = reg.key(metric)
     if key not in ds:
-        if str(data.attrs.get("model")) == "items":
-            raise KeyError(f"Metric {key!r} is not in a fit of bcm.models.items: it has the "
-                           "accuracy alone ('acc'; an error rate is 1 - acc).")
-        raise KeyError(
-            f"Metric {key!r} is not in group {group!r}; refit with bcm.fit(..., metrics=None) "
-            "to compute every metric."
-        )
+        raise missing_metric(ds, key, group)
     return metric_arrays(ds, reg, [key], group)[key]
 
 
@@ -192,3 +186,18 @@ def flat(da: xr.DataArray, units: Sequence[str]) -> np.ndarray:
     """(units..., chain*draw) array."""
     return da.transpose(*units, *SAMPLE_DIMS).values.reshape(
         *[da.sizes[u] for u in units], -1)
+
+
+def missing_metric(ds: xr.Dataset, key: str, group: str = "posterior") -> KeyError:
+    """The error for a metric a fit's group lacks, with the way out there is: a refit with
+    every metric where the group has the cells (``theta``) they are computed from, else
+    the metrics it has (a model of scores, such as ``bcm.models.items``, has no cells)."""
+    if "theta" in ds:
+        return KeyError(f"Metric {key!r} is not in group {group!r}; refit with "
+                        "bcm.fit(..., metrics=None) to compute every metric.")
+    known = {m.key for m in registry.resolve(None)} | {
+        m.key for m in registry.resolve_multiclass(None)}
+    have = sorted(k for k in ds.data_vars if k in known)
+    return KeyError(f"Metric {key!r} is not in group {group!r}, which has {have} alone: its "
+                    "model gives no confusion-matrix cells to compute others from (e.g. an "
+                    "items fit has the accuracy 'acc'; an error rate is 1 - acc).")
