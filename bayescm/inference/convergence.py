@@ -282,8 +282,10 @@ def check_convergence(
     else:
         names, x = _series(post)
         version = importlib.metadata.version("arviz")
-        use_arviz = backend == "arviz" or (backend == "auto" and _arviz_affordable(
-            x, attrs.get("fit_seconds")))
+        # one chain: ArviZ would log "Shape validation failed", which the report says in
+        # words; its estimators vectorised give the same numbers without the log line
+        use_arviz = backend == "arviz" or (backend == "auto" and chains > 1 and
+                                           _arviz_affordable(x, attrs.get("fit_seconds")))
         if use_arviz:
             table, computed_by = _arviz_table(post), f"ArviZ {version}"
         else:
@@ -365,22 +367,15 @@ def _arviz_table(post: xr.Dataset) -> pd.DataFrame:
     numba_was_on = bool(az.Numba.numba_flag)
     if numba_was_on:
         az.Numba.disable_numba()
-    # with one chain ArviZ logs "Shape validation failed" on its own logger (not
-    # logging's "arviz"), which the report says in words already: muted for this call
-    log = getattr(az, "_log", None)
-    muted = log is not None and not log.disabled and post.sizes.get("chain", 2) < 2
-    if muted:
-        log.disabled = True
     try:
         with warnings.catch_warnings():
-            # 0/0 for a constant quantity: the report names it as a problem
+            # 0/0 for a constant quantity: the report names it as a problem.  (With one
+            # chain, backend="arviz" only, ArviZ logs "Shape validation failed".)
             warnings.filterwarnings("ignore", category=RuntimeWarning, module="arviz")
             frame = az.summary(post, kind="diagnostics", round_to="none")
     finally:
         if numba_was_on:
             az.Numba.enable_numba()
-        if muted:
-            log.disabled = False
     frame.index.name = "quantity"
     return frame.loc[:, list(COLUMNS)].astype(float)
 
