@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bayescm.family import Kernel, ModelSpec
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models._spec import data_value
 from bayescm.models.dawid_skene.likelihood import relabelling
 from bayescm.priors import Dirichlet, HalfNormal, Normal
@@ -140,12 +141,12 @@ def sample_prior(alpha: np.ndarray, mu: np.ndarray, sd: np.ndarray, tau: np.ndar
                  n_raters: int, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """``n`` joint prior draws of the partially pooled model (unrestricted)."""
     k = alpha.size
-    g = rng.standard_gamma(alpha, size=(n, k))
+    prevalence = dirichlet(rng, alpha, (n, k))
     zeta = rng.normal(mu, sd, size=(n, k, k - 1))
     sigma = np.abs(rng.normal(0.0, tau, size=(n, k, k - 1)))
     eta = rng.normal(size=(n, n_raters, k, k - 1))
     conf, pop = partial_values(zeta, sigma, eta)
-    return {"prevalence": g / g.sum(axis=-1, keepdims=True), "confusion": conf,
+    return {"prevalence": prevalence, "confusion": conf,
             "confusion_population": pop, "confusion_logit_mean": zeta,
             "confusion_logit_scale": sigma, "confusion_logit_z": eta}
 

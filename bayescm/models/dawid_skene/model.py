@@ -31,6 +31,7 @@ import xarray as xr
 
 from bayescm.data.ratings import RatingsTable
 from bayescm.family import Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models._spec import counts_data, data_value
 from bayescm.models.dawid_skene.hierarchical import (
     PARTIAL_PRIORS,
@@ -357,8 +358,7 @@ class DawidSkene(Family):
         while have < n:
             batch = {}
             for name, alpha in alphas.items():
-                g = rng.standard_gamma(alpha, size=(n, *alpha.shape))
-                batch[name] = g / g.sum(axis=-1, keepdims=True)
+                batch[name] = dirichlet(rng, alpha, (n, *alpha.shape))
             sigma = relabelling(batch["confusion"])
             if symmetric:  # the folded prior is the restricted one
                 batch["prevalence"], batch["confusion"] = relabel(

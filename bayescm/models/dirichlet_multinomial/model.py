@@ -18,6 +18,7 @@ import xarray as xr
 
 from bayescm.data.confusion import CELLS
 from bayescm.family import ClosedForm, Conjugate, Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import (
     ConfusionCodec,
@@ -125,8 +126,7 @@ class DirichletMultinomial(ConfusionCodec, Family):
         alpha = data_value(model, "theta_alpha")
         if np.any(alpha <= 0):
             return None  # an improper prior has no draws
-        g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
-        return {"theta": g / g.sum(axis=-1, keepdims=True)}
+        return {"theta": dirichlet(rng, alpha, (*size, *alpha.shape))}
 
 
 register_family(DirichletMultinomial(dirichlet_multinomial))

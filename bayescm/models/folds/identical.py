@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, gammaln, log_softmax, logit
 
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models.bridge import log_evidence
 from bayescm.models.folds.spread import KAPPA_MAX
 
@@ -188,8 +189,7 @@ def average(mu: np.ndarray, counts: np.ndarray, alpha: np.ndarray, p_identical: 
     sample = mu.shape[:-1]
     identical = rng.random(sample) < p_identical
     pooled = np.asarray(alpha, dtype=float) + np.asarray(counts, dtype=float).sum(axis=0)
-    g = rng.standard_gamma(np.broadcast_to(pooled, mu.shape))
-    out = np.where(identical[..., None], g / g.sum(axis=-1, keepdims=True), mu)
+    out = np.where(identical[..., None], dirichlet(rng, np.broadcast_to(pooled, mu.shape)), mu)
     return out, identical
 
 

@@ -57,6 +57,7 @@ import numpy as np
 import xarray as xr
 
 from bayescm.family import Kernel, ModelSpec, attach, register_family
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models._spec import counts_data
 from bayescm.models.folds import identical as averaging
 from bayescm.models.folds.identical import IDENTICAL
@@ -225,8 +226,8 @@ def _fold_rows(ds: xr.Dataset, mc: Any, identical: np.ndarray | None = None) -> 
     a = np.maximum(kappa[..., None] * mu, np.finfo(float).tiny)
     counts = np.asarray(mc.counts, dtype=float)
     fold = np.where(same[:, :, None, :, None], mu[:, :, None],
-                    dirichlet_rows(rng, a[:, :, None] + counts))
-    new = np.where(same[..., None], mu, dirichlet_rows(rng, a))
+                    dirichlet(rng, a[:, :, None] + counts))
+    new = np.where(same[..., None], mu, dirichlet(rng, a))
     coords = {"fold": list(mc.classifiers), "actual": list(mc.labels),
               "predicted": list(mc.labels)}
     ds["rows_fold"] = xr.DataArray(fold, dims=(*SAMPLE_DIMS, *DIMS), coords=coords)
@@ -237,34 +238,6 @@ def _fold_rows(ds: xr.Dataset, mc: Any, identical: np.ndarray | None = None) -> 
                                 dims=(*SAMPLE_DIMS, "class"),
                                 coords={"class": list(mc.labels)})
     return ds
-
-
-def dirichlet_rows(rng: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
-    r"""Dirichlet(alpha) draws along the last axis, as normalised Gamma variates.
-
-    Where every parameter of a row is tiny (a fold's spread so wide that
-    :math:`\kappa\mu` is below about 1e-3 in every cell) all its Gamma variates
-    underflow to 0 and the ratio is 0/0.  Such a row is drawn again in log space,
-    :math:`\log G_a = \log G_{a+1} + \log(U)/a` (as :math:`G_a = G_{a+1} U^{1/a}` in
-    law), normalised by its largest term, from a stream seeded by its parameters: the
-    other rows keep their draws.
-    """
-    g = rng.standard_gamma(alpha)
-    total = g.sum(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        x = g / total
-    lost = total[..., 0] == 0
-    if lost.any():
-        x[lost] = log_space_dirichlet(stream_from(alpha[lost], person=b"underflow"),
-                                      alpha[lost])
-    return x
-
-
-def log_space_dirichlet(rng: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
-    """Dirichlet(alpha) draws along the last axis, the Gamma variates kept as logs."""
-    log_g = np.log(rng.standard_gamma(alpha + 1.0)) + np.log(rng.random(alpha.shape)) / alpha
-    w = np.exp(log_g - log_g.max(axis=-1, keepdims=True))
-    return w / w.sum(axis=-1, keepdims=True)
 
 
 SHOWN_DEFAULTS = {name: (replace(prior, rationale="Two pseudo-cases per row at every K, "

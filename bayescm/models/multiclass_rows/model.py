@@ -31,6 +31,7 @@ import xarray as xr
 
 from bayescm.data.multiclass import MulticlassConfusionMatrix
 from bayescm.family import ClosedForm, Conjugate, Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models._dirichlet import dirichlet
 from bayescm.models._loglik import case_log_likelihood
 from bayescm.models._spec import check_proper, conjugate_kernel, counts_data, data_value
 from bayescm.models.multiclass_rows.twin import ROWS_TWIN
@@ -102,8 +103,7 @@ def dirichlet_draws(alpha: np.ndarray, size: tuple[int, ...], rng: np.random.Gen
     """I.i.d. Dirichlet draws along the last axis (None for an improper prior)."""
     if np.any(alpha <= 0):
         return None
-    g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
-    return g / g.sum(axis=-1, keepdims=True)
+    return dirichlet(rng, alpha, (*size, *alpha.shape))
 
 
 def largest_remainder(n: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -212,34 +212,6 @@ def test_kernel_is_the_model(k, folds):
                            atol=lambda want: 1e-7 * np.abs(want).max())
 
 
-def test_rows_whose_gamma_variates_all_underflow_are_drawn_in_log_space():
-    """A fold row whose Dirichlet parameters are all tiny: every Gamma variate underflows
-    to 0 and the plain ratio is 0/0.  ``dirichlet_rows`` gives finite rows that sum to 1,
-    leaves the other rows' draws alone, and its log-space draw has the Dirichlet's
-    marginal (KS against Beta(a_1, sum(a) - a_1), also where the plain ratio works)."""
-    from scipy import stats
-
-    from bayescm.models.folds.multiclass import dirichlet_rows, log_space_dirichlet
-
-    alpha = np.array([[1e-12, 2e-12, 1e-13], [2.0, 1.0, 0.5]])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no 0/0 RuntimeWarning
-        x = dirichlet_rows(np.random.default_rng(0), np.tile(alpha, (500, 1, 1)))
-    assert np.isfinite(x).all() and np.allclose(x.sum(-1), 1.0)
-    plain = np.random.default_rng(0).standard_gamma(np.tile(alpha, (500, 1, 1)))[:, 1]
-    np.testing.assert_array_equal(x[:, 1], plain / plain.sum(-1, keepdims=True))
-    for a in ([0.3, 0.5, 2.0], [0.05, 0.05, 0.05]):
-        a = np.array(a)
-        y = log_space_dirichlet(np.random.default_rng(1), np.tile(a, (20_000, 1)))
-        assert stats.kstest(y[:, 0], stats.beta(a[0], a.sum() - a[0]).cdf).pvalue > 1e-3
-    # far below what a float can hold (a draw is one category, to rounding): each of
-    # three equal tiny parameters takes the mass a third of the time
-    y = log_space_dirichlet(np.random.default_rng(2), np.full((30_000, 3), 1e-4))
-    assert (y.max(-1) > 0.999).mean() > 0.99
-    share = (y.argmax(-1) == 0).mean()
-    assert abs(share - 1 / 3) < 4 * np.sqrt(2 / 9 / 30_000)
-
-
 def test_kclass_folds_with_a_wide_spread_give_finite_draws_without_warnings():
     """Two identical 2-class folds of 10 cases: the spread's posterior reaches very wide
     spreads, where a new fold's row parameters all underflow (it gave NaN draws and a
