@@ -72,7 +72,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayescm.analysis.fold_metrics import as_folds, check_pair, metric_key, plug_in_values
+from bayescm.analysis.fold_metrics import (
+    as_folds,
+    check_pair,
+    check_rope,
+    metric_key,
+    plug_in_values,
+)
 from bayescm.stats import hdi
 
 __all__ = ["DEFAULT_PRIORS", "DatasetComparison", "compare_datasets"]
@@ -357,10 +363,7 @@ def compare_datasets(cms_a: Any, cms_b: Any, metric: str = "acc", *, rope: float
     >>> res.p_a_better > 0.5  # doctest: +SKIP
     True
     """
-    if not isinstance(rope, int | float | np.integer | np.floating) or isinstance(rope, bool):
-        raise TypeError(f"rope must be a number >= 0 (in metric units), got {rope!r}.")
-    if not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"rope must be a finite number >= 0, got {rope!r}.")
+    check_rope(rope)
     from bayescm.inference.arguments import check_seed, check_target_accept
     from bayescm.inference.fit import check_sizes
 

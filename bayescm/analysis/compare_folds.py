@@ -67,6 +67,7 @@ from scipy import stats
 from bayescm.analysis.fold_metrics import (
     as_folds,
     check_pair,
+    check_rope,
     metric_key,
     plug_in_values,
     posterior_values,
@@ -241,11 +242,7 @@ def compare_folds(cms_a: Any, cms_b: Any, metric: str = "acc", *, rope: float = 
     """
     cms_a, cms_b = as_folds(cms_a, "cms_a"), as_folds(cms_b, "cms_b")
     k = check_pair(cms_a, cms_b, runs)
-    if not isinstance(rope, int | float | np.integer | np.floating) or isinstance(rope, bool):
-        raise TypeError(f"rope must be a number >= 0 (in metric units), got {rope!r}.")
-    if not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"rope must be a finite number >= 0 (half-width of the region of "
-                         f"practical equivalence), got {rope!r}.")
+    check_rope(rope)
     if not isinstance(draws, int | np.integer) or isinstance(draws, bool) or draws < 10:
         raise ValueError(f"draws must be an integer >= 10, got {draws!r}.")
     key, higher = metric_key(cms_a, metric)

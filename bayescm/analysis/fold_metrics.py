@@ -114,6 +114,17 @@ def metric_key(cms: Folds, metric: str) -> tuple[str, bool]:
     return key, bool(reg.higher_is_better(key))
 
 
+def check_rope(rope: Any) -> float:
+    """The half-width of the region of practical equivalence, checked: a finite number
+    >= 0 in metric units (TypeError for a non-number, ValueError otherwise)."""
+    if not isinstance(rope, int | float | np.integer | np.floating) or isinstance(rope, bool):
+        raise TypeError(f"rope must be a number >= 0 (in metric units), got {rope!r}.")
+    if not np.isfinite(rope) or rope < 0:
+        raise ValueError(f"rope must be a finite number >= 0 (half-width of the region of "
+                         f"practical equivalence), got {rope!r}.")
+    return float(rope)
+
+
 def plug_in_values(cms: Folds, key: str, what: str = "cms",
                    instead: str = "use plug_in=False, whose posterior draws are always "
                                   "defined, or another metric") -> np.ndarray:
