@@ -221,9 +221,7 @@ def _multiclass_metrics(theta: xr.DataArray, keys: list[str], unit: str
     two units at a time (NumPy releases the GIL).
     """
     theta = align_predicted(theta).transpose(unit, "actual", "predicted", *SAMPLE_DIMS)
-    # a view: each unit's cells are laid out contiguously in its own thread (a copy of
-    # the whole chunk at once would run in one thread, through memory it first faults in)
-    cells = theta.values
+    cells = np.ascontiguousarray(theta.values, dtype=np.float64)
     n_units, k, _, chains, n_draws = cells.shape
     chosen = resolve_multiclass(keys)
     out = {m.key: np.empty((n_units, k, chains, n_draws) if m.per_class
@@ -231,8 +229,7 @@ def _multiclass_metrics(theta: xr.DataArray, keys: list[str], unit: str
            for m in chosen}
 
     def one(i: int) -> None:
-        own = np.ascontiguousarray(cells[i], dtype=np.float64)
-        tab = Table(own.reshape(k, k, chains * n_draws))
+        tab = Table(cells[i].reshape(k, k, chains * n_draws))
         for m in chosen:
             out[m.key][i] = np.asarray(m(tab)).reshape(out[m.key].shape[1:])
 

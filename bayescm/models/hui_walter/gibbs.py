@@ -143,18 +143,18 @@ def gibbs_draws(spec: ModelSpec, *, draws: int, tune: int, chains: int,
     out_se = np.empty((chains, draws, t))
     out_sp = np.empty((chains, draws, t))
     out_pi = np.empty((chains, draws, p))
-    hit = r
+    hit, miss = r, 1.0 - r
     # Gamma shapes of a sweep's Betas, (chains, 2, P + 2T): row 0 the first shapes of
     # prevalence, Se and Sp, row 1 the second; the prior's part and the fixed counts here,
     # the augmented counts added per sweep
-    base = np.stack([np.concatenate([a_pi, a_se, a_sp + by_pattern @ (1.0 - r)]),
+    base = np.stack([np.concatenate([a_pi, a_se, a_sp + by_pattern @ miss]),
                      np.concatenate([b_pi + n_pop, b_se, b_sp + by_pattern @ hit])])
     # the augmented counts enter the shapes as y @ sign: (C, P + R) -> (C, 2 (P + 2T)), the
     # positives per population (y_pop) and per pattern (y_pat), with the signs above
     sign = np.zeros((p + len(r), 2, p + 2 * t))
     sign[:p, 0, :p], sign[:p, 1, :p] = np.eye(p), -np.eye(p)
-    sign[p:, 0, p:p + t], sign[p:, 1, p:p + t] = hit, 1.0 - hit
-    sign[p:, 0, p + t:], sign[p:, 1, p + t:] = -(1.0 - hit), -hit
+    sign[p:, 0, p:p + t], sign[p:, 1, p:p + t] = hit, miss
+    sign[p:, 0, p + t:], sign[p:, 1, p + t:] = -miss, -hit
     sign = sign.reshape(p + len(r), -1)
     y_all = np.empty((chains, p + len(r)))
     # P(pattern | class) picks Se_t or 1 - Se_t (positives), 1 - Sp_t or Sp_t (negatives)
