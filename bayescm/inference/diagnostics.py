@@ -143,6 +143,23 @@ def _ess(x: np.ndarray) -> np.ndarray:
     # pairs (2j, 2j + 1) for j = 0 .. j_max, as far as Geyer's loop can reach
     j_max = int(np.ceil((n - 2) / 2)) - 1
     pairs = rho[:, 0 : 2 * j_max + 2 : 2] + rho[:, 1 : 2 * j_max + 2 : 2]
+    if pairs.shape[1]:
+        tau = _geyer_tau(rho, pairs, j_max)
+    else:  # two draws a chain: Geyer's sequence has no pair (ArviZ's tau is then 0)
+        tau = np.zeros(s)
+    total = c * n
+    tau = np.maximum(tau, 1.0 / np.log10(total))
+    ess = total / tau
+    ess[np.isnan(rho).any(axis=1)] = np.nan
+    constant = (x.max(axis=(1, 2)) - x.min(axis=(1, 2))) < np.finfo(float).resolution
+    ess[constant] = total
+    return ess
+
+
+def _geyer_tau(rho: np.ndarray, pairs: np.ndarray, j_max: int) -> np.ndarray:
+    """The integrated autocorrelation time from the pairs of autocorrelations (S, J):
+    Geyer's initial positive, then monotone, sequence, as ArviZ's loop."""
+    s = len(rho)
     nonpos = pairs[:, 1:] <= 0
     if nonpos.shape[1]:
         j_last = np.where(nonpos.any(axis=1), nonpos.argmax(axis=1) + 1, j_max)
@@ -154,14 +171,7 @@ def _ess(x: np.ndarray) -> np.ndarray:
     pair_last = pairs[np.arange(s), j_last]
     extra = np.where((even_last > 0) | (pair_last >= 0), even_last, 0.0)
     tau = -1.0 + 2.0 * np.sum(monotone * keep, axis=1) + extra
-    tau = np.where(pairs[:, 0] > 0, tau, 0.0)  # Geyer's loop never ran
-    total = c * n
-    tau = np.maximum(tau, 1.0 / np.log10(total))
-    ess = total / tau
-    ess[np.isnan(rho).any(axis=1)] = np.nan
-    constant = (x.max(axis=(1, 2)) - x.min(axis=(1, 2))) < np.finfo(float).resolution
-    ess[constant] = total
-    return ess
+    return np.where(pairs[:, 0] > 0, tau, 0.0)  # Geyer's loop never ran
 
 
 def ess_bulk(x: np.ndarray, *, _z_bulk: np.ndarray | None = None) -> np.ndarray:

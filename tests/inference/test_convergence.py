@@ -324,3 +324,19 @@ def test_one_chain_leaves_no_arviz_log_line():
     out = run_fresh(script)
     assert out.stdout.strip() == "False True"
     assert "Shape validation" not in out.stderr + out.stdout
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (2, 4), (1, 5)])
+def test_vectorised_diagnostics_equal_arviz_summary_at_the_fewest_draws(shape):
+    """Two or three draws per split chain (``fit``'s fewest, draws=4, one chain): Geyer's
+    sequence has no pair, which crashed the vectorised ESS; ArviZ's table (``az.summary``,
+    what the ArviZ backend reads) is matched, NaN for NaN."""
+    x = np.random.default_rng(sum(shape)).normal(size=(3, *shape))
+    out = diagnostics.diagnose(x)
+    post = xr.Dataset({"v": (("chain", "draw", "s"), np.moveaxis(x, 0, -1))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = az.summary(post, kind="diagnostics", round_to="none")
+    for column in ("r_hat", "ess_bulk", "ess_tail", "mcse_mean", "mcse_sd"):
+        np.testing.assert_allclose(out[column], ref[column].to_numpy(), rtol=1e-10,
+                                   equal_nan=True, err_msg=column)
