@@ -31,38 +31,60 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[..., :half], x[..., -half:]], axis=1)
 
 
-def _ranks(flat: np.ndarray) -> np.ndarray:
-    """Average ranks along the last axis (1-based), as ``rankdata(method="average")``.
+def _sorted_runs(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """One sort along the last axis: the order, and for each sorted position the sum
+    ``i + j`` of the first and last sorted positions (0-based) of the run of equal
+    values it belongs to (None when no row has ties: then ``i = j`` = the position).
 
-    One sort: a run of equal values at sorted positions ``i..j`` (0-based) gets the
-    rank ``(i + j) / 2 + 1``, found for all rows at once from where the runs start and
-    end (ties are the rule, not the exception: the folded draws ``|x - median|`` of
-    the tail R-hat tie at the two middle draws of every series).
+    Ties are the rule, not the exception: the folded draws ``|x - median|`` of the
+    tail R-hat tie at the two middle draws of every series.
     """
     n = flat.shape[-1]
     order = np.argsort(flat, axis=-1)
     sorted_ = np.take_along_axis(flat, order, axis=-1)
     same = sorted_[:, 1:] == sorted_[:, :-1]
+    if not same.any():
+        return order, None
     position = np.broadcast_to(np.arange(n, dtype=float), flat.shape)
-    if same.any():
-        # first and last sorted position of the run each value belongs to
-        start = np.where(np.pad(same, ((0, 0), (1, 0))), 0.0, position)
-        np.maximum.accumulate(start, axis=-1, out=start)
-        end = np.where(np.pad(same, ((0, 0), (0, 1))), np.inf, position)[:, ::-1]
-        end = np.minimum.accumulate(end, axis=-1)[:, ::-1]
-        value = (start + end) / 2.0 + 1.0
-    else:
-        value = position + 1.0
+    # first and last sorted position of the run each value belongs to
+    start = np.where(np.pad(same, ((0, 0), (1, 0))), 0.0, position)
+    np.maximum.accumulate(start, axis=-1, out=start)
+    end = np.where(np.pad(same, ((0, 0), (0, 1))), np.inf, position)[:, ::-1]
+    end = np.minimum.accumulate(end, axis=-1)[:, ::-1]
+    return order, start + end
+
+
+def _ranks(flat: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis (1-based), as ``rankdata(method="average")``:
+    a run of equal values at sorted positions ``i..j`` gets ``(i + j) / 2 + 1``."""
+    order, run_sums = _sorted_runs(flat)
+    n = flat.shape[-1]
+    value = (np.broadcast_to(np.arange(n, dtype=float), flat.shape) + 1.0 if run_sums is None
+             else run_sums / 2.0 + 1.0)
     ranks = np.empty(flat.shape, dtype=float)
     np.put_along_axis(ranks, order, value, axis=-1)
     return ranks
 
 
 def _z_scale(x: np.ndarray) -> np.ndarray:
+    """Rank-normalised values ``ndtri((rank - 3/8) / (n + 1/4))``, ranks taken over all
+    axes after the first (ArviZ's ``_z_scale``).
+
+    Average ranks are half-integers ``k / 2 + 1`` (``k = i + j`` from 0 to 2n - 2), so
+    the normal quantile is evaluated once per possible rank, by the same operations on
+    the same numbers (the same result to the bit), and looked up: ``ndtri`` of every
+    draw took a third of the time.
+    """
     shape = x.shape
     flat = x.reshape(shape[0], -1)
-    u = (_ranks(flat) - 0.375) / (flat.shape[-1] + 0.25)
-    return special.ndtri(u).reshape(shape)
+    n = flat.shape[-1]
+    order, run_sums = _sorted_runs(flat)
+    table = special.ndtri(((np.arange(2 * n - 1) / 2.0 + 1.0) - 0.375) / (n + 0.25))
+    value = (np.broadcast_to(table[::2], flat.shape) if run_sums is None
+             else table[run_sums.astype(np.intp)])
+    z = np.empty(flat.shape, dtype=float)
+    np.put_along_axis(z, order, value, axis=-1)
+    return z.reshape(shape)
 
 
 def _rhat(x: np.ndarray) -> np.ndarray:

@@ -413,9 +413,10 @@ def compute(
     for m, v in zip(chosen, values, strict=True):
         if v.shape != template.shape:
             v = np.broadcast_to(v, template.shape).copy()
-        out[m.key] = xr.DataArray(v, dims=template.dims, coords=template.coords,
-                                  attrs={"label": m.label, "formula": m.math})
-    return xr.Dataset(out)
+        out[m.key] = (template.dims, v, {"label": m.label, "formula": m.math})
+    # one set of coords for all: per-metric DataArrays were aligned with each other,
+    # which cost more than the arithmetic of a small fit
+    return xr.Dataset(out, coords=template.coords)
 
 
 def plug_in(counts: Any, metrics: str | Sequence[str] | None = None) -> pd.DataFrame:

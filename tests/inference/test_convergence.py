@@ -263,7 +263,8 @@ def test_nan_rhat_with_two_chains_is_a_problem_not_a_crash():
 
 @pytest.mark.parametrize("kind", ["continuous", "few values", "folded", "constant"])
 def test_vectorised_ranks_equal_scipys_average_ranks(kind):
-    """The twin's ranks (one sort, runs of ties averaged at once) are rankdata's."""
+    """The twin's ranks (one sort, runs of ties averaged at once) are rankdata's, and
+    its normal scores ArviZ's formula on them."""
     from scipy import stats
 
     rng = np.random.default_rng(3)
@@ -273,8 +274,14 @@ def test_vectorised_ranks_equal_scipys_average_ranks(kind):
          "constant": np.ones((3, 50))}[kind]
     if kind == "folded":  # |x - median| ties at the two middle draws of every row
         x = np.abs(x - np.median(x, axis=-1, keepdims=True))
-    np.testing.assert_array_equal(diagnostics._ranks(x),
-                                  stats.rankdata(x, method="average", axis=-1))
+    ranks = stats.rankdata(x, method="average", axis=-1)
+    np.testing.assert_array_equal(diagnostics._ranks(x), ranks)
+    # the normal scores, looked up from a table of every half-integer rank, are
+    # ndtri's of the same numbers to the bit
+    from scipy import special
+
+    np.testing.assert_array_equal(diagnostics._z_scale(x),
+                                  special.ndtri((ranks - 0.375) / (x.shape[-1] + 0.25)))
 
 
 def test_arviz_is_probed_once_per_posterior_size(monkeypatch):
