@@ -45,9 +45,13 @@ import numpy as np
 
 import bayescm as bcm
 from bayescm.analysis.items_simulate import simulate_items
+from bayescm.models.items.model import Items
 from bayescm.models.items.quadrature import NODES, WEIGHTS
 
 TRUE, ICC = 0.7, 0.3
+SCALES = {k: Items.default_priors[k].sigma for k in ("sigma_item", "sigma_cluster")}
+# the prototype's accuracy prior is the family's default Beta(1, 1): density dA/dalpha
+assert (Items.default_priors["accuracy"].alpha, Items.default_priors["accuracy"].beta) == (1, 1)
 
 
 def marginal_model(res: bcm.ItemResults):
@@ -63,8 +67,8 @@ def marginal_model(res: bcm.ItemResults):
     w = step * np.exp(-0.5 * z**2) / np.sqrt(2.0 * np.pi)
     with pm.Model(coords={"cluster": list(res.clusters)}) as model:
         beta = pm.Flat("location")
-        sig_i = pm.HalfNormal("sigma_item", 2.0)
-        sig_c = pm.HalfNormal("sigma_cluster", 2.0)
+        sig_i = pm.HalfNormal("sigma_item", SCALES["sigma_item"])
+        sig_c = pm.HalfNormal("sigma_cluster", SCALES["sigma_cluster"])
         offset = pm.Normal("z_offset", 0.0, 1.0)
         v = sig_c * pm.ZeroSumNormal("z_cluster", sigma=1.0, dims="cluster")
         # as bcm.models.items: beta the benchmark's location, alpha the population's

@@ -35,6 +35,7 @@ def _sorted_runs(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """One sort along the last axis: the order, and for each sorted position the sum
     ``i + j`` of the first and last sorted positions (0-based) of the run of equal
     values it belongs to (None when no row has ties: then ``i = j`` = the position).
+    The average rank of ``rankdata(method="average")`` is ``(i + j) / 2 + 1``.
 
     Ties are the rule, not the exception: the folded draws ``|x - median|`` of the
     tail R-hat tie at the two middle draws of every series.
@@ -52,18 +53,6 @@ def _sorted_runs(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     end = np.where(np.pad(same, ((0, 0), (0, 1))), np.inf, position)[:, ::-1]
     end = np.minimum.accumulate(end, axis=-1)[:, ::-1]
     return order, start + end
-
-
-def _ranks(flat: np.ndarray) -> np.ndarray:
-    """Average ranks along the last axis (1-based), as ``rankdata(method="average")``:
-    a run of equal values at sorted positions ``i..j`` gets ``(i + j) / 2 + 1``."""
-    order, run_sums = _sorted_runs(flat)
-    n = flat.shape[-1]
-    value = (np.broadcast_to(np.arange(n, dtype=float), flat.shape) + 1.0 if run_sums is None
-             else run_sums / 2.0 + 1.0)
-    ranks = np.empty(flat.shape, dtype=float)
-    np.put_along_axis(ranks, order, value, axis=-1)
-    return ranks
 
 
 def _z_scale(x: np.ndarray) -> np.ndarray:
