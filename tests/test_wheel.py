@@ -14,6 +14,8 @@ import zipfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# one worker builds the wheel once for all three tests (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 @pytest.fixture(scope="module")

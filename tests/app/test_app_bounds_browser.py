@@ -3,7 +3,11 @@ each hostile link gets its field's message within seconds, the server allocates 
 nothing for it and starts no fit, and no page shows a traceback or the server's paths.
 
 The server runs in this process (``tests/app_support.py``), so ``tracemalloc`` sees what
-it allocates for a session, and a spy on ``FitJob.start`` sees any fit it starts."""
+it allocates for a session, and a spy on ``FitJob.start`` sees any fit it starts.
+
+The hundred-class matrix and the second unbounded no-labels link run in the browser
+under ``-m slow``; ``test_app_bounds`` checks both through the server in the default
+suite."""
 
 from __future__ import annotations
 
@@ -76,6 +80,7 @@ def _no_traceback(page) -> None:
         assert page.get_by_text(words).count() == 0, words
 
 
+@pytest.mark.slow
 def test_a_hundred_class_matrix_in_the_link_gets_the_matrix_message(open_page, builds,
                                                                      tmp_path):
     query = urllib.parse.urlencode({"kind": "multiclass", "matrix": big_matrix()}, safe=",;")
@@ -89,7 +94,7 @@ def test_a_hundred_class_matrix_in_the_link_gets_the_matrix_message(open_page, b
 
 @pytest.mark.parametrize(("query", "field", "says"), [
     ("fitted=1&tune=100000000", "tune", "400,004,000 steps"),
-    ("fitted=1&chains=250000", "chains", "250,000 chains"),
+    pytest.param("fitted=1&chains=250000", "chains", "250,000 chains", marks=pytest.mark.slow),
 ])
 def test_nolabels_links_beyond_the_bounds_start_no_fit(open_page, fits_started, builds,
                                                        tmp_path, query, field, says):
