@@ -5,10 +5,10 @@ seeds the page uses (:func:`bayescm.app.compare_logic.seeds`; NUTS with a fixed 
 is reproducible), and rounded as the page rounds it, so page and test agree digit for
 digit.  The NUTS page is kept fast: 150 draws and 150 tuning steps on two chains.
 
-The default suite renders each page and checks its numbers; the behaviours whose logic
+The default suite renders each page and checks its numbers; two behaviours whose logic
 has its own test without a browser (a state too large for a link: ``test_app_url``;
-pooling groups and its failure: ``test_app_groups``; a closed tab stopping its fit; the
-phone width of running fits) run in the browser under ``-m slow`` (``make test-all``).
+pooling groups: ``test_app_groups``) run in the browser under ``-m slow``
+(``make test-all``).
 """
 
 from __future__ import annotations
@@ -352,7 +352,6 @@ def new_child(seen: set) -> multiprocessing.Process:
     raise AssertionError("the pool fit's child process did not start")
 
 
-@pytest.mark.slow
 def test_upload_pool_failure_shows_the_library_message(open_page, tmp_path):
     frame, path = grouped_file(tmp_path)
     page = open_page("upload?group=site&draws=150&tune=0&chains=2")
@@ -391,7 +390,6 @@ def test_upload_pool_failure_shows_the_library_message(open_page, tmp_path):
     screenshot(page, tmp_path, "upload-pool-failed")
 
 
-@pytest.mark.slow
 def test_closing_the_tab_stops_its_fit_and_deletes_its_file(open_page, monkeypatch):
     """A reader who leaves mid-fit frees the server's sampler: the session's end
     cancels the child and removes the fit's directory."""
@@ -421,7 +419,6 @@ def test_closing_the_tab_stops_its_fit_and_deletes_its_file(open_page, monkeypat
     assert not job._dir.exists()
 
 
-@pytest.mark.slow
 def test_fits_running_at_a_phones_width_need_no_sideways_scrolling(open_page, tmp_path):
     """The No-labels and Upload pages while a fit runs (progress, Fit/Pool and Cancel
     buttons shown) at 390 px."""
