@@ -106,6 +106,7 @@ def uniformity_pvalues(ranks: dict[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_latent_class_posterior_is_calibrated():
     """150 studies through the compiled Hui-Walter kernel: every parameter's ranks are
     uniform (overall false-alarm rate <= 0.001, see the module notes)."""

@@ -6,7 +6,7 @@ functions only.  Two builds:
 
 * default suite: the whole site with warnings as errors, executing one notebook
   (``BAYESCM_DOCS_EXECUTE=01_quickstart``; the others are shown without outputs:
-  ``tests/test_notebooks.py`` executes every notebook already); about a minute;
+  ``tests/test_notebooks.py`` executes every notebook, under ``-m slow``); about a minute;
 * ``-m slow``: the site as ``make docs`` builds it, every notebook executed (about
   seven minutes on two cores), and every notebook page must show its outputs.
 """

@@ -1,4 +1,5 @@
-"""Every notebook in notebooks/ runs top to bottom from a fresh kernel.
+"""Every notebook in notebooks/ runs top to bottom from a fresh kernel (the quickstart in
+the default suite, every notebook under ``-m slow``).
 
 The notebooks are documents: they read no environment variable and hold no test
 set-up.  Their sizes (draws, simulation repeats) sit in one code cell tagged
@@ -62,7 +63,15 @@ def test_notebook_reads_as_a_document(path):
         assert f"{name} = {value!r}" in cell.source
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+# The default suite executes the quickstart; every notebook runs under -m slow
+# (`make test-all`), and `make docs` executes them all again.  Each starts a kernel and
+# fits several models: together about 250 CPU-seconds, an eighth of the default suite.
+IN_DEFAULT_SUITE = {"01_quickstart"}
+EXECUTED = [pytest.param(p, id=p.stem, marks=() if p.stem in IN_DEFAULT_SUITE
+                         else pytest.mark.slow) for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", EXECUTED)
 def test_notebook_runs_cleanly(path, monkeypatch):
     # ipykernel's own inline backend, as in a reader's Jupyter: figures become outputs
     # (MPLBACKEND=Agg would hide those of notebooks without `%matplotlib inline`)

@@ -23,7 +23,10 @@ from bayescm.app import fitjob
 from tests.app.test_app_bounds import big_matrix
 from tests.app_support import screenshot, text_of
 
-pytestmark = pytest.mark.engine("chromium")
+# the default suite drives one page in Chromium (test_app_one_browser, test_app_upload_browser);
+# every other page's journey runs under -m slow (`make test-all`), its logic server-side in
+# the default suite
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.slow]
 
 # Hang guards, not speed targets (timings belong in benchmarks/ scripts, never
 # asserted here: machines are noisy).  Before the bounds, such a link held the server for

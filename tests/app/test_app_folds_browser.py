@@ -15,7 +15,10 @@ from bayescm.app.compare_logic import CompareState
 from tests.app.test_app_folds import several
 from tests.app_support import enter, screenshot, text_of
 
-pytestmark = pytest.mark.engine("chromium")
+# the default suite drives one page in Chromium (test_app_one_browser, test_app_upload_browser);
+# every other page's journey runs under -m slow (`make test-all`), its logic server-side in
+# the default suite
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.slow]
 
 FIT_TIMEOUT_MS = 240_000  # the first fit of a server starts its forkserver and compiles
 

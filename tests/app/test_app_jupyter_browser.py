@@ -44,7 +44,9 @@ import bayescm as bcm
 from bayescm.app import one_classifier_logic as logic
 from tests.app_support import screenshot, text_of
 
-pytestmark = pytest.mark.engine("chromium")
+# a live JupyterLab runs under -m slow (`make test-all`); the default suite builds the pages
+# for Jupyter without one (test_app_core.test_bcm_app_builds_the_pages_for_jupyter)
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.slow]
 
 TOKEN = "bayescm-test-token"
 # the notebook's one cell, and whether the browser may fetch from the CDNs

@@ -31,7 +31,10 @@ from bayescm.app import compare_logic, groups_logic, nolabels_logic
 from bayescm.app.pages_common import data_testid as cell_id
 from tests.app_support import enter, fits_the_phone, screenshot, text_of
 
-pytestmark = pytest.mark.engine("chromium")
+# the default suite drives one page in Chromium (test_app_one_browser, test_app_upload_browser);
+# every other page's journey runs under -m slow (`make test-all`), its logic server-side in
+# the default suite
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.slow]
 
 FIT_TIMEOUT_MS = 120_000  # the first fit of a server starts its forkserver (PyMC import)
 

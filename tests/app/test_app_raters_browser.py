@@ -11,7 +11,10 @@ import bayescm as bcm
 from bayescm.app import nolabels_logic, raters_logic
 from tests.app_support import screenshot, text_of
 
-pytestmark = pytest.mark.engine("chromium")
+# the default suite drives one page in Chromium (test_app_one_browser, test_app_upload_browser);
+# every other page's journey runs under -m slow (`make test-all`), its logic server-side in
+# the default suite
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.slow]
 
 FIT_TIMEOUT_MS = 120_000  # the first fit of a server starts its forkserver (PyMC import)
 

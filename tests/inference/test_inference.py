@@ -79,6 +79,7 @@ def test_nuts_and_exact_agree_on_metrics():
 
 
 @pytest.mark.xdist_group("nutpie-three-beta")  # one nutpie compilation for both
+@pytest.mark.slow  # the default suite: test_hui_walter's generic-engine test
 def test_generic_nutpie_engine_agrees(batch):
     """nutpie compiling the PyMC graph itself (not bayescm's kernel) gives the same posterior."""
     idata = bcm.fit(bcm.models.three_beta(batch), engine="nutpie", random_seed=2)
