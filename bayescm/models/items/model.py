@@ -32,6 +32,11 @@ this benchmark's mean item).  The likelihood then depends on :math:`\beta` and t
 deviations only, so the shift between all :math:`\alpha_m` and all :math:`u_i` -- a
 ridge the data leave open -- becomes one standard-normal coordinate.
 
+One model (the marginal route, ``marginal="auto"``): the item and cluster effects
+integrate out exactly up to quadrature (:mod:`bayescm.models.items.marginal`), and
+NUTS runs over :math:`(\alpha, \sigma_\mathrm{item}[, \sigma_\mathrm{cluster}])`
+alone -- with one coordinate per item and cluster the scales mix slowly.
+
 One model, independent items, one run each: the scores are i.i.d.
 Bernoulli(:math:`\mathrm{acc}`) whatever :math:`\sigma_\mathrm{item}`, so the
 posterior is exactly :math:`\mathrm{Beta}(a + k, b + n - k)` (``sampler="exact"``).
@@ -49,6 +54,8 @@ from scipy.special import betaln, gammaln
 
 from bayescm.data.items import ItemResults
 from bayescm.family import Conjugate, Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models.items.marginal import layout as marginal_layout
+from bayescm.models.items.marginal import loglik as marginal_loglik
 from bayescm.models.items.newset import new_set_accuracy
 from bayescm.models.items.quadrature import NODES, WEIGHTS, accuracy_of, alpha_of
 from bayescm.priors import Beta, HalfNormal
@@ -68,7 +75,7 @@ otherwise)."""
 
 
 def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
-          centered: bool | str = "auto") -> pm.Model:
+          centered: bool | str = "auto", marginal: bool | str = "auto") -> pm.Model:
     r"""Build the item-level model of benchmark results (many models, the same items).
 
     Parameters
@@ -85,7 +92,23 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
         ``True``: sample the item effects themselves (``effect_item``); ``False``:
         the standardised ``z_item`` (effect = σ z); ``"auto"`` (default): centred
         when items hold at least :data:`CENTRE_MIN` scores on average.  Cluster
-        effects are always non-centred (``z_cluster``).
+        effects are always non-centred (``z_cluster``).  Not used by the marginal
+        route.
+    marginal
+        ``True``: integrate the item and cluster effects out (one model only):
+        the posterior is over ``alpha``, ``sigma_item`` and ``sigma_cluster``, the
+        likelihood
+
+        .. math::
+
+            \prod_c \int \prod_{i \in c} \binom{n_i}{y_i}\int
+            \sigma(\alpha + \sigma_c z + \sigma_i u)^{y_i}
+            \sigma(-\alpha - \sigma_c z - \sigma_i u)^{n_i - y_i}\varphi(u)\,du\,
+            \varphi(z)\,dz
+
+        by trapezoid rules (:mod:`bayescm.models.items.marginal`); ``False``: every
+        effect sampled; ``"auto"`` (default): marginal for one model unless the
+        posterior is the exact Beta (one run of independent items).
 
     Returns
     -------
@@ -102,6 +125,11 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
         ``accuracy_new_set`` (the accuracy a new set of the benchmark's design
         would show) and ``effect_item``/``effect_cluster``.
 
+        The marginal route: free ``alpha``, ``sigma_item``, ``sigma_cluster`` (with
+        clusters), Potentials ``accuracy_prior`` and ``loglik_marginal``,
+        deterministic ``accuracy``; ``fit`` adds ``acc`` and ``accuracy_new_set``.
+        Item and cluster effects are integrated out: they are not in its posterior.
+
     Examples
     --------
     >>> import pandas as pd, bayescm as bcm
@@ -117,7 +145,7 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
     import pymc as pm  # PyMC is imported when a model is built, not with bayescm
     import pytensor.tensor as pt
 
-    spec = _specify(results, priors, centered)
+    spec = _specify(results, priors, centered, marginal)
     res: ItemResults = spec.data
     opts = spec.extra
     coords = {"model": list(res.models), "item": list(res.items),
@@ -133,24 +161,32 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
                     dims="model")
         b = pm.Data("accuracy_beta", np.array([p.beta for p in prior["accuracy"]]),
                     dims="model")
-        beta = pm.Flat("location", dims="model")
-        sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
-        s2, t2 = sig_i**2, sig_i**2 / res.n_items
-        if opts["clustered"]:
-            sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
-            s2, t2 = s2 + sig_c**2, t2 + sig_c**2 / res.n_clusters
-        offset = pm.Normal("z_offset", 0.0, 1.0)
-        if opts["centred"]:
-            u = pm.ZeroSumNormal("effect_item", sigma=sig_i, dims="item")
+        if opts["marginal"]:  # alpha itself: no location, offset or effects
+            alpha = pm.Flat("alpha", dims="model")
+            sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
+            s2, sig_c = sig_i**2, 0.0
+            if opts["clustered"]:
+                sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
+                s2 = s2 + sig_c**2
         else:
-            u = sig_i * pm.ZeroSumNormal("z_item", sigma=1.0, dims="item")
-        if opts["clustered"]:
-            v = sig_c * pm.ZeroSumNormal("z_cluster", sigma=1.0, dims="cluster")
-            u = u + v[res.cluster_index]
-        # the mean item and cluster effect of this benchmark (an exact split of the iid
-        # normal effects into their mean and the deviations from it): alpha is the
-        # population's location, beta the benchmark's
-        alpha = pm.Deterministic("alpha", beta - pt.sqrt(t2) * offset, dims="model")
+            beta = pm.Flat("location", dims="model")
+            sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
+            s2, t2 = sig_i**2, sig_i**2 / res.n_items
+            if opts["clustered"]:
+                sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
+                s2, t2 = s2 + sig_c**2, t2 + sig_c**2 / res.n_clusters
+            offset = pm.Normal("z_offset", 0.0, 1.0)
+            if opts["centred"]:
+                u = pm.ZeroSumNormal("effect_item", sigma=sig_i, dims="item")
+            else:
+                u = sig_i * pm.ZeroSumNormal("z_item", sigma=1.0, dims="item")
+            if opts["clustered"]:
+                v = sig_c * pm.ZeroSumNormal("z_cluster", sigma=1.0, dims="cluster")
+                u = u + v[res.cluster_index]
+            # the mean item and cluster effect of this benchmark (an exact split of the
+            # iid normal effects into their mean and the deviations from it): alpha is
+            # the population's location, beta the benchmark's
+            alpha = pm.Deterministic("alpha", beta - pt.sqrt(t2) * offset, dims="model")
         s = pt.sqrt(s2)
         eta_k = alpha[:, None] + s * NODES[None, :]
         p, q = pt.sigmoid(eta_k), pt.sigmoid(-eta_k)
@@ -161,12 +197,21 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
         log_beta = pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
         pm.Potential("accuracy_prior", pt.sum((a - 1) * pt.log(acc) + (b - 1) * pt.log(rest)
                                               - log_beta + pt.log(slope)))
-        pm.Binomial("successes", n=counts.sum(axis=-1), logit_p=beta[:, None] + u[None, :],
-                    observed=counts[..., 0], dims=("model", "item"))
+        if opts["marginal"]:
+            # the patterns and grids are data, so nutpie's compiled model is reused
+            # across data sets of one shape with their own values
+            lay = marginal_layout(res, prior["sigma_item"][0].sigma, _scale_c(spec))
+            data = {k: pm.Data(k, v) for k, v in lay.arrays().items()}
+            pm.Potential("loglik_marginal", marginal_loglik(alpha[0], sig_i, sig_c, data))
+        else:
+            pm.Binomial("successes", n=counts.sum(axis=-1),
+                        logit_p=beta[:, None] + u[None, :], observed=counts[..., 0],
+                        dims=("model", "item"))
     return attach(model, spec)
 
 
-def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any) -> ModelSpec:
+def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any,
+             marginal: Any = "auto") -> ModelSpec:
     """Validated data, resolved priors and options (no PyMC)."""
     if not isinstance(results, ItemResults):
         raise TypeError("items() needs a bayescm.ItemResults (ItemResults.from_frame(df, "
@@ -175,6 +220,15 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any) -> M
         centered = bool(centered)
     elif centered != "auto":
         raise ValueError(f"items: centered must be True, False or 'auto', got {centered!r}.")
+    if isinstance(marginal, bool | np.bool_):
+        marginal = bool(marginal)
+    elif marginal != "auto":
+        raise ValueError(f"items: marginal must be True, False or 'auto', got {marginal!r}.")
+    if marginal is True and results.n_models != 1:
+        raise ValueError(f"items: marginal=True integrates the item effects out for one model, "
+                         f"but these results hold {results.n_models} models (their item "
+                         "effects are shared, so they do not integrate out model by model); "
+                         "use marginal=False or 'auto', or fit one model's results.")
     clustered = results.clusters is not None
     if results.n_items < 2 or (clustered and results.n_clusters < 2):
         raise ValueError(f"items() needs at least 2 items (got {results.n_items}) and, with "
@@ -189,8 +243,18 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any) -> M
         resolved.pop("sigma_cluster")
     per_item = float(results.trials_array.sum()) / results.n_items
     centred = per_item >= CENTRE_MIN if centered == "auto" else centered
-    return ModelSpec("items", results, resolved, options={"centered": centered},
-                     extra={"clustered": clustered, "centred": bool(centred)})
+    if marginal == "auto":
+        marginal = results.n_models == 1 and not _exact_case(results)
+    # the route taken, not "auto": a saved fit rebuilds the model it came from
+    return ModelSpec("items", results, resolved,
+                     options={"centered": centered, "marginal": marginal},
+                     extra={"clustered": clustered, "centred": bool(centred),
+                            "marginal": marginal})
+
+
+def _scale_c(spec: ModelSpec) -> float | None:
+    """The cluster scale's HalfNormal scale, or None without clusters."""
+    return spec.priors["sigma_cluster"][0].sigma if spec.extra["clustered"] else None
 
 
 def _exact_case(res: ItemResults) -> bool:
@@ -213,6 +277,8 @@ class Items(Family):
     replicates_data = False  # a new set's accuracy is accuracy_new_set, in the posterior
 
     def parameters(self, spec: ModelSpec) -> list[str]:
+        """``alpha``, the scales and ``accuracy`` (the marginal route's free variables
+        are ``alpha`` and the scales themselves)."""
         res: ItemResults = spec.data
         # one model answering each item once says nothing of the item spread (its
         # scores are Bernoulli(accuracy) whatever sigma_item): its draws are the prior's,
@@ -234,6 +300,8 @@ class Items(Family):
         from bayescm.models.items import kernel as _kernel_items
 
         res: ItemResults = spec.data
+        if spec.extra["marginal"]:
+            return _marginal_kernel(spec)
         y, n = res.successes_array.astype(float), res.trials_array.astype(float)
         a = np.array([p.alpha for p in spec.priors["accuracy"]])
         b = np.array([p.beta for p in spec.priors["accuracy"]])
@@ -263,14 +331,17 @@ class Items(Family):
         ds = ds.drop_vars([v for v in ds.data_vars if str(v).endswith("__")])
         ds = ds.drop_dims([d for d in ds.dims if "__dim_" in str(d)])
         runs = np.maximum(np.rint(res.runs_per_item), 1).astype(np.int64)
-        if "location" in ds:
+        if "sigma_item" in ds:  # sampled: the effects' route or the marginal one
             sig_i = ds["sigma_item"].transpose(*SAMPLE_DIMS).values
             sig_c = (ds["sigma_cluster"].transpose(*SAMPLE_DIMS).values
                      if "sigma_cluster" in ds else np.zeros_like(sig_i))
-            tau = np.sqrt(sig_i**2 / res.n_items + sig_c**2 / res.n_clusters)
-            alpha = (ds["location"].transpose(*SAMPLE_DIMS, "model").values
-                     - (tau * ds["z_offset"].transpose(*SAMPLE_DIMS).values)[..., None])
-            ds["alpha"] = ((*SAMPLE_DIMS, "model"), alpha)
+            if "location" in ds:
+                tau = np.sqrt(sig_i**2 / res.n_items + sig_c**2 / res.n_clusters)
+                alpha = (ds["location"].transpose(*SAMPLE_DIMS, "model").values
+                         - (tau * ds["z_offset"].transpose(*SAMPLE_DIMS).values)[..., None])
+                ds["alpha"] = ((*SAMPLE_DIMS, "model"), alpha)
+            else:  # the marginal route samples alpha itself (no effects to add)
+                alpha = ds["alpha"].transpose(*SAMPLE_DIMS, "model").values
             acc = accuracy_of(alpha, np.sqrt(sig_i**2 + sig_c**2)[..., None])
             ds["accuracy"] = ((*SAMPLE_DIMS, "model"), acc)
             for level, sig in (("item", sig_i), ("cluster", sig_c)):
@@ -299,7 +370,8 @@ class Items(Family):
         per = spec.priors["accuracy"]
         a, b = np.array([p.alpha for p in per]), np.array([p.beta for p in per])
         acc = rng.beta(a, b, size=(*size, a.size))
-        if _exact_case(spec.data):
+        marginal = spec.extra.get("marginal", False)
+        if _exact_case(spec.data) and not marginal:
             return {"accuracy": acc}
         out = {"sigma_item": np.abs(rng.normal(0.0, spec.priors["sigma_item"][0].sigma, size))}
         s2 = out["sigma_item"] ** 2
@@ -308,6 +380,9 @@ class Items(Family):
                 rng.normal(0.0, spec.priors["sigma_cluster"][0].sigma, size))
             s2 = s2 + out["sigma_cluster"] ** 2
         alpha = alpha_of(acc, np.sqrt(s2)[..., None])
+        if marginal:  # alpha is the free variable: no location or offset
+            out["alpha"] = alpha
+            return out
         res: ItemResults = spec.data
         t2 = out["sigma_item"] ** 2 / res.n_items + (
             out["sigma_cluster"] ** 2 / res.n_clusters if "sigma_cluster" in out else 0.0)
@@ -331,6 +406,12 @@ class Items(Family):
     def decode_data(self, payload: Mapping[str, Any]) -> ItemResults:
         return ItemResults.from_dict(payload)
 
+    def rebuild(self, data: Any, priors: Mapping[str, Any], options: Mapping[str, Any]
+                ) -> pm.Model:
+        """The model again; a fit saved before the marginal route existed records no
+        ``marginal`` option and was sampled with every effect (``marginal=False``)."""
+        return super().rebuild(data, priors, {"marginal": False, **options})
+
     def describe(self, spec: ModelSpec) -> str:
         res: ItemResults = spec.data
         where = (f" in {res.n_clusters} clusters (a normal cluster effect above the items)"
@@ -341,7 +422,26 @@ class Items(Family):
             "α (the model) + u (the item, shared by all models: comparisons are paired) "
             "+ v (the cluster); u, v normal with HalfNormal scales. Accuracy is the expected "
             "score on a new item of a new cluster, ∫ logit⁻¹(α + s z) φ(z) dz, with its "
-            "Beta prior placed on it directly.")
+            "Beta prior placed on it directly."
+            + (" The item and cluster effects are integrated out by quadrature (one model): "
+               "the posterior is over α and the scales." if spec.options.get("marginal")
+               else ""))
+
+
+def _marginal_kernel(spec: ModelSpec) -> Kernel:
+    """The compiled density of the marginal route (the PyMC model's grids)."""
+    from bayescm.models.items import kernel_marginal
+
+    res: ItemResults = spec.data
+    scale_i, scale_c = spec.priors["sigma_item"][0].sigma, _scale_c(spec)
+    lay = marginal_layout(res, scale_i, scale_c)
+    prior = spec.priors["accuracy"][0]
+    a, b = float(prior.alpha), float(prior.beta)
+    user_data = kernel_marginal.user_data(lay, a, b, scale_i, scale_c, -float(betaln(a, b)),
+                                          NODES, WEIGHTS)
+    names = ["alpha", "sigma_item"] + (["sigma_cluster"] if scale_c is not None else [])
+    shapes: list[tuple[int, ...]] = [(1,)] + [()] * (len(names) - 1)
+    return Kernel(kernel_marginal, user_data, len(names), names, shapes)
 
 
 register_family(Items(items))
