@@ -229,6 +229,12 @@ class Family:
     def __repr__(self) -> str:
         return f"<model family {self.name!r}>"
 
+    def nuts_target_accept(self, spec: ModelSpec) -> float | None:
+        """The NUTS target acceptance rate ``fit`` uses for this model unless told
+        (None: 0.9): :attr:`target_accept`, or per model where a family's routes differ
+        in curvature."""
+        return self.target_accept
+
     # -- what fit asks -------------------------------------------------------------
     def parameters(self, spec: ModelSpec) -> list[str]:
         """Free parameters that convergence is judged on (default: none named; fit

@@ -215,7 +215,7 @@ def fit(
         stage("sampling", chains * draws, chains * draws)
     else:
         if target_accept is None and spec is not None:
-            target_accept = getattr(family, "target_accept", None) or 0.9
+            target_accept = family.nuts_target_accept(spec) or 0.9
         posterior, stats, used_engine = _run_nuts(
             model, family if pristine else None, conj, engine, draws=draws, tune=tune,
             chains=chains, seed=int(seeds[0]), progressbar=progressbar,

@@ -276,6 +276,13 @@ class Items(Family):
     target_accept = 0.9
     replicates_data = False  # a new set's accuracy is accuracy_new_set, in the posterior
 
+    def nuts_target_accept(self, spec: ModelSpec) -> float | None:
+        """0.95 on the marginal route: its posterior in ``(alpha, log scales)`` bends
+        where large scales let alpha grow with them at a fixed accuracy.  At 0.9, 12 of
+        20 data sets of 6 clusters and 4 of 20 of 20 clusters (ICC 0.3, one run) left
+        divergences there; at 0.95 none, for about 15% more time."""
+        return 0.95 if spec.extra.get("marginal") else self.target_accept
+
     def parameters(self, spec: ModelSpec) -> list[str]:
         """``alpha``, the scales and ``accuracy`` (the marginal route's free variables
         are ``alpha`` and the scales themselves)."""
