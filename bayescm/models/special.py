@@ -13,9 +13,12 @@ import numba
 __all__ = ["digamma"]
 
 
-@numba.njit(cache=True)
+# error_model="numpy": a kernel that reaches x = 0 far out in the tails (a rate that
+# underflows to 0) gets -inf, as SciPy gives, not a ZeroDivisionError that a cfunc
+# cannot raise (numba prints it as unraisable and the density's value is then garbage)
+@numba.njit(cache=True, error_model="numpy")
 def digamma(x):  # pragma: no cover - compiled
-    """:math:`\\psi(x)` for :math:`x > 0`."""
+    """:math:`\\psi(x)` for :math:`x > 0` (:math:`-\\infty` at 0, as SciPy)."""
     acc = 0.0
     while x < 10.0:
         acc -= 1.0 / x
