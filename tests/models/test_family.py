@@ -362,7 +362,8 @@ def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monke
     """When nutpie's model class is not the one bayescm's kernels fit, fit says so in one
     line and samples with nutpie's own compilation: the same posterior within MC error.
     It fits the session's ``batch``, as the generic-engine test of ``tests/inference``
-    does, in the same xdist group: nutpie compiles the model once for both."""
+    (under ``-m slow``) does, in the same xdist group: in ``make test-all`` nutpie
+    compiles the model once for both."""
     from bayescm.inference import engines
 
     cm = batch
