@@ -64,8 +64,11 @@ CHUNK_BYTES = 512e6
 chunk's fixed costs (tables, indexes) are paid once per chunk, so not too few."""
 
 
-_AT_ONCE = 2
-"""Chunks summarised at once in this process (threads; CHUNK_BYTES shared)."""
+_AT_ONCE = 1
+"""Chunks summarised at once in this process (threads; CHUNK_BYTES shared).  One: a
+chunk's draws, metrics and table already run on two threads each, and two chunks at
+once on two cores cost more CPU than they overlapped (K = 10, 1,000 matrices:
+``bench_multiclass_exact.py --quick``, 100 CPU-s at two, 73 at one; the same table)."""
 
 
 def summary_exact(
@@ -172,7 +175,7 @@ def summary_exact(
         # each chunk gets its own units' closed-form marginals (aligning all of them
         # to every chunk's rows would cost chunks x units)
         known = (_take_exact(exact, unit, idx) for idx in chunks)
-        if client is None:  # two chunks at a time: one's Python overlaps the other's NumPy
+        if client is None:  # _AT_ONCE chunks at a time
             with ThreadPoolExecutor(_AT_ONCE) as pool:
                 frames = list(pool.map(work, chunks, parts, known))
         else:  # one task per chunk; only the chunks' tables come back
