@@ -161,20 +161,17 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
                     dims="model")
         b = pm.Data("accuracy_beta", np.array([p.beta for p in prior["accuracy"]]),
                     dims="model")
-        if opts["marginal"]:  # alpha itself: no location, offset or effects
-            alpha = pm.Flat("alpha", dims="model")
-            sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
-            s2, sig_c = sig_i**2, 0.0
-            if opts["clustered"]:
-                sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
-                s2 = s2 + sig_c**2
+        # the marginal route samples alpha itself (no location, offset or effects)
+        free = pm.Flat("alpha" if opts["marginal"] else "location", dims="model")
+        sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
+        s2, t2, sig_c = sig_i**2, sig_i**2 / res.n_items, 0.0
+        if opts["clustered"]:
+            sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
+            s2, t2 = s2 + sig_c**2, t2 + sig_c**2 / res.n_clusters
+        if opts["marginal"]:
+            alpha = free
         else:
-            beta = pm.Flat("location", dims="model")
-            sig_i = pm.HalfNormal("sigma_item", sigma=prior["sigma_item"][0].sigma)
-            s2, t2 = sig_i**2, sig_i**2 / res.n_items
-            if opts["clustered"]:
-                sig_c = pm.HalfNormal("sigma_cluster", sigma=prior["sigma_cluster"][0].sigma)
-                s2, t2 = s2 + sig_c**2, t2 + sig_c**2 / res.n_clusters
+            beta = free
             offset = pm.Normal("z_offset", 0.0, 1.0)
             if opts["centred"]:
                 u = pm.ZeroSumNormal("effect_item", sigma=sig_i, dims="item")
