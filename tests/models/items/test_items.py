@@ -143,7 +143,7 @@ def test_quadrature_and_its_inverse():
 def test_priors_are_visible_and_validated():
     assert bcm.priors.defaults("items") == {
         "accuracy": bcm.priors.Beta(1, 1), "sigma_item": bcm.priors.HalfNormal(2),
-        "sigma_cluster": bcm.priors.HalfNormal(2)}
+        "sigma_cluster": bcm.priors.HalfNormal(2.5)}
     with pytest.raises(bcm.PriorError, match="no parameter"):
         bcm.models.items(_results(), priors={"acc": bcm.priors.Beta(1, 1)})
     with pytest.raises(ValueError, match="needs clusters"):
