@@ -123,6 +123,8 @@ def main() -> None:
     p.add_argument("--candidates", default="hn2,hn2.5,hn3,hn4,t3:2,t1:0.5,icc1:2")
     a = p.parse_args()
     names = a.candidates.split(",")
+    if any(float(x) <= 0 for x in a.iccs.split(",")):
+        raise SystemExit("--iccs: a prior on the cluster scale needs clusters (ICC > 0)")
     print(f"one model, accuracy {TRUE}, clusters of {CLUSTER_SIZE}; {a.reps} data sets per "
           f"cell fitted under HalfNormal({a.proposal:g}) on sigma_cluster, reweighted; "
           "adjusted coverage of the equal-tailed 95% interval ± MC sd [min / median ESS]")
