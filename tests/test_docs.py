@@ -203,6 +203,9 @@ def test_link_checker_finds_a_missing_file_and_anchor(tmp_path):
         "c.html: loads https://cdn.example/x.js from the network"]
 
 
+# the build and the browser's tests of its pages on one worker: otherwise the second
+# worker waits, idle, on the build's lock for most of the build's minute
+@pytest.mark.xdist_group("docs-quick-site")
 def test_site_builds_with_every_name_and_link(tmp_path_factory):
     html = quick_site(tmp_path_factory)
     check_site(html)

@@ -19,7 +19,8 @@ import pytest
 from tests.app_support import screenshot
 from tests.test_docs import QUICK, quick_site
 
-pytestmark = pytest.mark.engine("chromium")
+# on the worker that builds the site (tests/test_docs.py): no idle wait on its lock
+pytestmark = [pytest.mark.engine("chromium"), pytest.mark.xdist_group("docs-quick-site")]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

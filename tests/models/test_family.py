@@ -373,6 +373,17 @@ def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monke
         fallback = bcm.fit(bcm.models.three_beta(cm), draws=1000, random_seed=4)
     assert len(record) == 1 and "\n" not in str(record[0].message)
     assert fallback.attrs["engine"] == "nutpie"
+    # other counts of the same structure reuse nutpie's compilation (its data change)
+    import nutpie
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("recompiled")))
+    other = bcm.ConfusionMatrix(
+        **{c: np.asarray(getattr(cm, c)) + 3 for c in bcm.CELLS}, classifier=cm.classifier)
+    with pytest.warns(engines.EngineNotice):
+        refit = bcm.fit(bcm.models.three_beta(other), draws=500, random_seed=4)
+    assert refit.attrs["engine"] == "nutpie"
+    np.testing.assert_array_equal(refit.observed_data["counts"].values, other.counts)
     monkeypatch.undo()
     assert engines.kernel_supported()
     kernel = bcm.fit(bcm.models.three_beta(cm), draws=1000, random_seed=4)

@@ -187,8 +187,13 @@ def test_posterior_predictive_check_detects_ignored_dependence():
     assert bad.loc["all", "p_value"] < 0.01, bad
 
 
+@pytest.mark.slow
 def test_generic_engine_agrees_and_refits_without_recompiling(monkeypatch):
-    """nutpie compiling the PyMC graph agrees with the kernel; new counts reuse it."""
+    """nutpie compiling the PyMC graph agrees with the kernel; new counts reuse it.
+
+    Slow: nutpie's numba compilation of this graph takes about a minute on an empty
+    cache.  The default suite compiles one PyMC graph with nutpie and refits it on other
+    counts (``tests/models/test_family.py``, the fallback when nutpie is unknown)."""
     import nutpie
 
     kernel_fit = pymc_fit("two_pop")
