@@ -35,9 +35,10 @@ engines:
 	$(PYTHON) tools/engines.py ensure
 
 # -n auto: one pytest worker per core (the suite is CPU-bound; tests share no files);
-# --dist loadgroup: tests marked with one xdist_group share a worker (and what it compiled)
+# --dist loadgroup: tests marked with one xdist_group share a worker (and what it compiled);
+# --durations: the slowest tests in the log, to keep the suite's time in view
 test: $(STAMP) engines
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=30
 
 $(VENV)/.installed-peers: pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,peers]"
