@@ -203,6 +203,20 @@ def test_link_checker_finds_a_missing_file_and_anchor(tmp_path):
         "c.html: loads https://cdn.example/x.js from the network"]
 
 
+@pytest.mark.xdist_group("docs-quick-site")
+def test_the_suites_groups_reach_the_scheduler(request):
+    """Under ``--dist loadgroup`` (``make test``) a test marked ``xdist_group`` carries
+    its group in its node id, which is what pytest-xdist's scheduler groups by.
+
+    pytest 9.2 stopped reading ``item._nodeid``, where pytest-xdist 3.8 writes the
+    group: every group was then split across workers, silently (the docs site waited
+    on its lock, the wheel was built twice).  pyproject pins ``pytest<9.2``; this
+    fails if a version that drops the groups comes back."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not a pytest-xdist worker under --dist loadgroup: no groups to check")
+    assert request.node.nodeid.endswith("@docs-quick-site"), request.node.nodeid
+
+
 # the build and the browser's tests of its pages on one worker: otherwise the second
 # worker waits, idle, on the build's lock for most of the build's minute
 @pytest.mark.xdist_group("docs-quick-site")
