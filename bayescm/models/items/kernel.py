@@ -27,7 +27,8 @@ model's and each item's total successes, and the softplus terms are summed as lo
 of block products of :math:`1 + e^{\beta_m}e^{w_i}` (no exponential or log per
 cell; a stable per-cell path takes over far out in the tails).
 
-``user_data``: ``[M, N, C, clustered, centred_item, max trials, const, K, scale_item,
+``user_data``: ``[M, N, C, clustered (0; 1 non-centred, 2 centred cluster effects),
+centred_item, max trials, const, K, scale_item,
 scale_cluster, a(M), b(M), nodes(K), weights(K), cluster(N), trials(M*N),
 successes per model (M), successes per item (N), each model's trials per item where
 they are all equal, else -1 (M)]``.
@@ -220,7 +221,8 @@ def _logistic_moments(am, s, nodes, weights, k_):  # pragma: no cover - compiled
 @numba.njit(cache=True, error_model="numpy")
 def _density(x, grad, par):  # pragma: no cover - compiled
     m_, n_, c_ = int(par[0]), int(par[1]), int(par[2])
-    clustered, centred = par[3] > 0, par[4] > 0
+    # par[3]: 0 no clusters, 1 non-centred cluster effects, 2 centred ones
+    clustered, centred, centred_c = par[3] > 0, par[4] > 0, par[3] > 1.5
     total = par[6]
     k_ = int(par[7])
     sc_i, sc_c = par[8], par[9]
@@ -260,11 +262,12 @@ def _density(x, grad, par):  # pragma: no cover - compiled
         w[i] = zi[i] if centred else sig_i * zi[i]
     zc = _zero_sum(x, start_c, c_)
     if clustered:
+        q_c = sig_c if centred_c else 1.0
         for c in range(c_):
-            total -= 0.5 * zc[c] * zc[c]
-        total -= (c_ - 1) * HALF_LOG_2PI
+            total -= 0.5 * (zc[c] / q_c) ** 2
+        total -= (c_ - 1) * (HALF_LOG_2PI + math.log(q_c))
         for i in range(n_):
-            w[i] += sig_c * zc[int(cl[i])]
+            w[i] += zc[int(cl[i])] * (1.0 if centred_c else sig_c)
     # likelihood: sum y*eta + (terms in n only) - n log(1 + e^eta); the linear part
     # needs only the totals per model and per item
     gi = np.empty(n_)
@@ -314,8 +317,14 @@ def _density(x, grad, par):  # pragma: no cover - compiled
         for i in range(n_):
             gc[int(cl[i])] += gi[i]
         for c in range(c_):
-            d_ls_c += gc[c] * sig_c * zc[c]
-            gc[c] = sig_c * gc[c] - zc[c]
+            if centred_c:
+                d_ls_c += (zc[c] / sig_c) ** 2
+                gc[c] -= zc[c] / (sig_c * sig_c)
+            else:
+                d_ls_c += gc[c] * sig_c * zc[c]
+                gc[c] = sig_c * gc[c] - zc[c]
+        if centred_c:
+            d_ls_c -= c_ - 1
         _zero_sum_grad(gc, grad, start_c, c_)
     # the accuracy prior: Beta(a, b) on A(alpha, s), times dA/dalpha; alpha = beta - tau m
     tau = math.sqrt(sig_i * sig_i / n_ + (sig_c * sig_c / c_ if clustered else 0.0))
