@@ -6,36 +6,31 @@ mixes better, and does ``centered="auto"`` pick it?  (issue 27; the model card's
 For each simulated design (:func:`bayescm.analysis.simulate_items`, one run, data seeds
 100 + seed) the model is fitted twice with NUTS 4 x 1,000 (``marginal=False``, the item
 effects by their own rule), once with the cluster effects forced centred and once forced
-non-centred (``CENTRE_MIN_CLUSTER`` set to 0 or to infinity), and the convergence check's
-largest R-hat, smallest bulk / tail ESS and the divergences are printed beside the
-clusters' spread over their noise (the statistic ``auto`` thresholds at
-``CLUSTER_SPREAD``) and what ``auto`` picks.  ``--digits`` adds notebook 11's real
+non-centred (``bayescm.models.items.centring``'s ``CLUSTER_SPREAD`` set to 0 or to
+infinity), and the convergence check's largest R-hat, smallest bulk / tail ESS and the
+divergences are printed beside the clusters' spread over their noise
+(``cluster_spread_over_noise``, the statistic ``auto`` thresholds) and what ``auto``
+picks.  ``--digits`` adds notebook 11's real
 benchmark (scikit-learn's digits, five classifiers, 20 k-means clusters).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import importlib
 import warnings
 
 import numpy as np
 
 import bayescm as bcm
 
+# the module, not the function bcm.models.items that shadows its package's name
+centring = importlib.import_module("bayescm.models.items.centring")
+
 DESIGNS = [  # items, model accuracies, items per cluster
     (100, [0.6, 0.7], 5), (300, [0.6, 0.7], 5),
     (450, [0.7, 0.8, 0.85, 0.9, 0.95], 22), (200, [0.65, 0.75, 0.8], 10)]
 ICCS = (0.05, 0.1, 0.2, 0.3)
-
-
-def spread_over_noise(res: bcm.ItemResults) -> float:
-    """sqrt(var of the clusters' plug-in log-odds - median SE^2) / median SE."""
-    n_c = np.bincount(res.cluster_index, weights=res.trials_array.sum(axis=0))
-    y_c = np.bincount(res.cluster_index, weights=res.successes_array.sum(axis=0))
-    p = (y_c + 0.5) / (n_c + 1.0)
-    se2 = np.median(1.0 / (n_c * p * (1.0 - p)))
-    return float(np.sqrt(max(np.var(np.log(p / (1 - p)), ddof=1) - se2, 0.0) / se2))
 
 
 def digits() -> bcm.ItemResults:
@@ -64,29 +59,26 @@ def digits() -> bcm.ItemResults:
 
 
 def fit_both(label: str, res: bcm.ItemResults, seed: int) -> None:
-    module = sys.modules["bayescm.models.items.model"]  # the function shadows the name
     auto = [v.name for v in bcm.models.items(res, marginal=False).free_RVs][-1]
     out = []
-    saved = module.CENTRE_MIN_CLUSTER
+    saved = centring.CENTRE_MIN_CLUSTER, centring.CLUSTER_SPREAD
     try:
-        for form, threshold in (("centred", 0.0), ("non-centred", np.inf)):
-            module.CENTRE_MIN_CLUSTER = threshold
-            if form == "centred":  # the spread threshold must not veto it either
-                spread, module.CLUSTER_SPREAD = module.CLUSTER_SPREAD, 0.0
+        # centred: no threshold to pass; non-centred: a threshold no data set passes
+        for form, thresholds in (("centred", (0, 0.0)), ("non-centred", (0, np.inf))):
+            centring.CENTRE_MIN_CLUSTER, centring.CLUSTER_SPREAD = thresholds
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 idata = bcm.fit(bcm.models.items(res, marginal=False), random_seed=seed,
                                 predictive=False)
-            if form == "centred":
-                module.CLUSTER_SPREAD = spread
             tab = bcm.check_convergence(idata).table
             div = int(idata.sample_stats["diverging"].sum())
             out.append(f"{form}: R-hat {tab['r_hat'].max():.3f}, ESS {tab['ess_bulk'].min():4.0f}"
                        f" / {tab['ess_tail'].min():4.0f}, {div} div.")
     finally:
-        module.CENTRE_MIN_CLUSTER = saved
+        centring.CENTRE_MIN_CLUSTER, centring.CLUSTER_SPREAD = saved
     per = res.trials_array.sum() / res.n_clusters
-    print(f"{label}: {per:.0f} scores a cluster, spread/noise {spread_over_noise(res):.2f}, "
+    print(f"{label}: {per:.0f} scores a cluster, spread/noise "
+          f"{centring.cluster_spread_over_noise(res):.2f}, "
           f"auto {'centred' if auto == 'effect_cluster' else 'non-centred'} | "
           + " | ".join(out), flush=True)
 

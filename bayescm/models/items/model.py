@@ -55,6 +55,7 @@ from scipy.special import betaln, gammaln
 
 from bayescm.data.items import ItemResults
 from bayescm.family import Conjugate, Family, Kernel, ModelSpec, attach, register_family
+from bayescm.models.items.centring import clusters_stand_out
 from bayescm.models.items.marginal import layout as marginal_layout
 from bayescm.models.items.marginal import loglik as marginal_loglik
 from bayescm.models.items.newset import new_set_accuracy
@@ -66,28 +67,13 @@ from bayescm.stats import SAMPLE_DIMS
 if TYPE_CHECKING:
     import pymc as pm
 
-__all__ = ["CENTRE_MIN", "CENTRE_MIN_CLUSTER", "CLUSTER_SPREAD", "Items", "items"]
+__all__ = ["CENTRE_MIN", "Items", "items"]
 
 CENTRE_MIN = 20
 """``centered="auto"``: item effects are centred when items hold at least this many
 scores on average (models x runs); the data then pin each effect, and the
 non-centred :math:`\\sigma z` becomes a ridge.  With fewer, non-centred (a funnel
 otherwise)."""
-
-CENTRE_MIN_CLUSTER = 20
-"""``centered="auto"``: cluster effects are centred only when clusters hold at least
-this many scores on average (items x models x runs) and their spread stands out from
-their noise by :data:`CLUSTER_SPREAD`."""
-
-CLUSTER_SPREAD = 2.0
-"""``centered="auto"``: cluster effects are centred when the clusters' spread in
-log-odds, estimated by moments (the variance of the clusters' plug-in log-odds less
-their median squared standard error), is at least this many times that median
-standard error (and clusters hold :data:`CENTRE_MIN_CLUSTER` scores).  Then each
-cluster's data, not the prior, shape its effect, and the non-centred
-:math:`\\sigma z` mixes slowly; with a spread near the noise the centred form is a
-funnel.  Chosen on 32 simulated benchmarks and one real one (the model card)."""
-
 
 def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
           centered: bool | str = "auto", marginal: bool | str = "auto") -> pm.Model:
@@ -112,8 +98,9 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
         ``effect_cluster``); ``False``: the standardised ``z_item``, ``z_cluster``
         (effect = σ z); ``"auto"`` (default): item effects centred when items hold
         at least :data:`CENTRE_MIN` scores on average, cluster effects when clusters
-        hold at least :data:`CENTRE_MIN_CLUSTER` and differ clearly
-        (:data:`CLUSTER_SPREAD`).  Not used by the marginal route.
+        hold enough scores and differ clearly
+        (:func:`bayescm.models.items.centring.clusters_stand_out`).  Not used by the
+        marginal route.
     marginal
         ``True``: integrate the item and cluster effects out (one model only):
         the posterior is over ``alpha``, ``sigma_item`` and ``sigma_cluster``, the
@@ -263,7 +250,7 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any,
         resolved.pop("sigma_cluster")
     per_item = float(results.trials_array.sum()) / results.n_items
     centred = per_item >= CENTRE_MIN if centered == "auto" else centered
-    centred_c = clustered and (_clusters_stand_out(results) if centered == "auto"
+    centred_c = clustered and (clusters_stand_out(results) if centered == "auto"
                                else centered)
     if marginal == "auto":
         marginal = results.n_models == 1 and not _exact_case(results)
@@ -273,21 +260,6 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any,
                      extra={"clustered": clustered, "centred": bool(centred),
                             "centred_cluster": bool(centred_c),
                             "marginal": marginal})
-
-
-def _clusters_stand_out(res: ItemResults) -> bool:
-    """``centered="auto"`` for the cluster effects: enough scores per cluster and a
-    spread clearly above the noise (:data:`CENTRE_MIN_CLUSTER`, :data:`CLUSTER_SPREAD`)."""
-    n_c = np.bincount(res.cluster_index, weights=res.trials_array.sum(axis=0),
-                      minlength=res.n_clusters)
-    if n_c.mean() < CENTRE_MIN_CLUSTER:
-        return False
-    y_c = np.bincount(res.cluster_index, weights=res.successes_array.sum(axis=0),
-                      minlength=res.n_clusters)
-    p = (y_c + 0.5) / (n_c + 1.0)  # half a success and a failure: finite at 0 and all
-    se2 = np.median(1.0 / (n_c * p * (1.0 - p)))
-    spread2 = np.var(np.log(p / (1.0 - p)), ddof=1) - se2
-    return bool(spread2 >= CLUSTER_SPREAD**2 * se2)
 
 
 def _scale_c(spec: ModelSpec) -> float | None:
