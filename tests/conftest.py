@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import pathlib
 import sys
 
@@ -80,6 +81,24 @@ def pytest_configure(config):
 
     _LINKER.append(pytensor.config.linker)
     pytensor.config.linker = "py"
+
+
+# tools/test_durations.py writes it from a durations log (how to, and why, there)
+DURATIONS = pathlib.Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules in decreasing order of their longest test (``tests/durations.json``),
+    each module's tests together and in their order; a module not in the file last.
+
+    pytest-xdist hands tests out in this order: a minute-long test collected last would
+    leave the other worker idle at the end of ``make test``."""
+    longest = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    first = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+    items.sort(key=lambda item: (-longest.get(item.nodeid.split("::")[0], 0.0),
+                                 first[item.nodeid.split("::")[0]]))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -14,6 +14,7 @@ functions only.  Two builds:
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -215,6 +216,22 @@ def test_the_suites_groups_reach_the_scheduler(request):
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("not a pytest-xdist worker under --dist loadgroup: no groups to check")
     assert request.node.nodeid.endswith("@docs-quick-site"), request.node.nodeid
+
+
+def test_the_suites_order_names_existing_modules(request):
+    """``tests/durations.json`` (``tools/test_durations.py``) orders the modules, longest
+    test first; a renamed module would silently lose its place and run last."""
+    from tests.conftest import DURATIONS
+
+    longest = json.loads(DURATIONS.read_text())
+    assert len(longest) >= 50
+    missing = [m for m in longest if not (ROOT / m).is_file()]
+    assert not missing, f"rerun tools/test_durations.py: {missing}"
+    assert list(longest.values()) == sorted(longest.values(), reverse=True)
+    # and pytest received them in that order (first the longest)
+    first = request.session.items[0].nodeid.split("::")[0]
+    assert first == next(m for m in longest if any(
+        it.nodeid.startswith(m + "::") for it in request.session.items)), first
 
 
 # the build and the browser's tests of its pages on one worker: otherwise the second

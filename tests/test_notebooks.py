@@ -15,13 +15,12 @@ the pictures can be looked at.
 """
 
 import base64
+import json
 import os
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from tests.conftest import load_script
 
@@ -38,9 +37,34 @@ def test_notebooks_exist():
     assert len(NOTEBOOKS) >= 1, "notebooks/ has no notebooks"
 
 
+class _Node(dict):
+    """A notebook node read with ``json``: nbformat's attribute access, without nbformat,
+    whose schema validator takes 5-7 s to import in every pytest-xdist worker."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+
+def _read(path: Path) -> _Node:
+    def node(d):
+        out = _Node(d)
+        if isinstance(out.get("source"), list):  # nbformat joins a cell's lines
+            out["source"] = "".join(out["source"])
+        return out
+
+    return json.loads(path.read_text(encoding="utf-8"), object_hook=node)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_reads_as_a_document(path):
-    nb = nbformat.read(path, as_version=4)
+    nb = _read(path)
+    assert nb.nbformat == 4, f"{path.name}: nbformat {nb.nbformat}, not 4"
     first = nb.cells[0]
     assert first.cell_type == "markdown" and first.source.startswith("# "), (
         f"{path.name} must open with a markdown cell: a title and the question it answers")
@@ -76,6 +100,9 @@ def test_notebook_runs_cleanly(path, monkeypatch):
     # ipykernel's own inline backend, as in a reader's Jupyter: figures become outputs
     # (MPLBACKEND=Agg would hide those of notebooks without `%matplotlib inline`)
     monkeypatch.delenv("MPLBACKEND", raising=False)
+    import nbformat
+    from nbclient import NotebookClient
+
     nb = nbformat.read(path, as_version=4)
     nbparams.use_fast_sizes(nb)
     client = NotebookClient(nb, timeout=600, kernel_name="python3",

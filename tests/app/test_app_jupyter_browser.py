@@ -36,7 +36,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 
-import nbformat
 import pytest
 from playwright.sync_api import expect
 
@@ -90,6 +89,8 @@ class Lab:
     """
 
     def __init__(self, tmp_path: pathlib.Path, notebook: str, cell: str) -> None:
+        import nbformat  # here, not at collection: jsonschema's import takes seconds
+
         root, home = tmp_path / "notebooks", tmp_path / "jupyter"
         root.mkdir()
         (home / "config" / "labconfig").mkdir(parents=True)

@@ -357,13 +357,50 @@ def test_a_tampered_or_foreign_file_warns(tmp_path):
 
 
 # -- the nutpie seam ------------------------------------------------------------------
+def test_an_unknown_nutpie_hands_the_model_to_nutpies_compilation(monkeypatch, batch):
+    """The fallback's decision and hand-over, without nutpie's minute-long compilation
+    (the slow test below runs it): one one-line notice, nutpie's own compilation of the
+    PyMC model with a structure key that other counts share (so nutpie's compilation is
+    reused), and the fit labelled ``engine="nutpie"``.  The spy samples the kernel, so
+    the fit is still a real posterior."""
+    from bayescm.inference import engines
+
+    calls = []
+
+    def spy(model, *, structure, **kwargs):
+        calls.append((model, structure))
+        kernel = bcm.models.family_of(model).kernel(model, bcm.models.spec_of(model), None)
+        return engines.sample_kernel(kernel, **kwargs)
+
+    monkeypatch.setattr(engines, "_KERNEL_FIELDS", engines._KERNEL_FIELDS | {"new_field"})
+    monkeypatch.setattr(engines, "sample_nutpie", spy)
+    with pytest.warns(engines.EngineNotice, match="engine='nutpie'") as record:
+        first = bcm.models.three_beta(batch)
+        fallback = bcm.fit(first, draws=1000, random_seed=4)
+    notices = [r for r in record if r.category is engines.EngineNotice]
+    assert len(notices) == 1 and "\n" not in str(notices[0].message)
+    assert fallback.attrs["engine"] == "nutpie"
+    assert calls[0][0] is first and calls[0][1] is not None
+    other = bcm.ConfusionMatrix(
+        **{c: np.asarray(getattr(batch, c)) + 3 for c in bcm.CELLS}, classifier=batch.classifier)
+    with pytest.warns(engines.EngineNotice):
+        bcm.fit(bcm.models.three_beta(other), draws=1000, random_seed=4)
+    assert calls[1][1] == calls[0][1]  # the same structure: nutpie's compilation reused
+    # an extra matrix is another structure (another compilation)
+    three = batch.take([0, 1, 2])
+    with pytest.warns(engines.EngineNotice):
+        bcm.fit(bcm.models.three_beta(three), draws=1000, random_seed=4)
+    assert calls[2][1] != calls[0][1]
+
+
+@pytest.mark.slow
 @pytest.mark.xdist_group("nutpie-three-beta")  # one nutpie compilation for both
 def test_an_unknown_nutpie_falls_back_with_a_notice_and_the_same_posterior(monkeypatch, batch):
     """When nutpie's model class is not the one bayescm's kernels fit, fit says so in one
     line and samples with nutpie's own compilation: the same posterior within MC error.
     It fits the session's ``batch``, as the generic-engine test of ``tests/inference``
-    (under ``-m slow``) does, in the same xdist group: in ``make test-all`` nutpie
-    compiles the model once for both."""
+    (also under ``-m slow``) does, in the same xdist group: nutpie compiles the model
+    once for both."""
     from bayescm.inference import engines
 
     cm = batch
