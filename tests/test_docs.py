@@ -240,8 +240,12 @@ def test_the_suites_order_names_existing_modules(request):
 def test_site_builds_with_every_name_and_link(tmp_path_factory):
     html = quick_site(tmp_path_factory)
     check_site(html)
-    # the executed notebook shows its figures (trace, posterior, predictive)
+    # the executed notebook shows its figures (trace, posterior, predictive), and its
+    # fits converged at the reduced sizes (what tests/test_notebooks.py checks under
+    # -m slow; an error or stderr output in a cell has already failed the build)
     assert len(notebook_images(html, QUICK)) >= 3
+    page = (html / "notebooks" / f"{QUICK}.html").read_text(encoding="utf-8")
+    assert "cell_output" in page and "NOT converged" not in page
     # a model card's math is typeset by the site's own copy of MathJax
     card = parse(html / "models" / "three_beta.html")
     assert "../_static/mathjax/tex-chtml.js" in card.assets
