@@ -1,5 +1,5 @@
-"""Every notebook in notebooks/ runs top to bottom from a fresh kernel (the quickstart in
-the default suite, every notebook under ``-m slow``).
+"""Every notebook in notebooks/ runs top to bottom from a fresh kernel (under ``-m slow``;
+the default suite executes the quickstart in the docs site's build, tests/test_docs.py).
 
 The notebooks are documents: they read no environment variable and hold no test
 set-up.  Their sizes (draws, simulation repeats) sit in one code cell tagged

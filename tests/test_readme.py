@@ -104,7 +104,7 @@ def test_shell_commands_run(argv, tmp_path, monkeypatch, capsys):
     pd.concat(rows).to_csv(tmp_path / "folds.csv", index=False)
     # in this process: the console script is ``bayescm.cli.main`` (tests/cli runs the
     # installed script and ``python -m bayescm.cli``); a fresh interpreter per command
-    # would add its imports, 2-4 s, fourteen times over
+    # would add its imports, 2-4 s, for each of the commands
     from bayescm.cli import main
 
     monkeypatch.chdir(tmp_path)
