@@ -94,11 +94,8 @@ def pytest_collection_modifyitems(config, items):
     pytest-xdist hands tests out in this order: a minute-long test collected last would
     leave the other worker idle at the end of ``make test``."""
     longest = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-    first = {}
-    for i, item in enumerate(items):
-        first.setdefault(item.nodeid.split("::")[0], i)
-    items.sort(key=lambda item: (-longest.get(item.nodeid.split("::")[0], 0.0),
-                                 first[item.nodeid.split("::")[0]]))
+    # a stable sort on a per-module key: each module's tests stay together and in order
+    items.sort(key=lambda item: -longest.get(item.nodeid.split("::")[0], 0.0))
 
 
 @pytest.hookimpl(tryfirst=True)
