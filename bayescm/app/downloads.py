@@ -223,7 +223,7 @@ def netcdf_download(get_idata: Callable[[], Any], filename: str, *, name: str = 
 
     Examples
     --------
-    Saving a fit takes over a second (h5netcdf writes every variable), too slow for a
+    Saving a fit takes most of a second (netCDF writes every variable), too slow for a
     docstring; ``tests/app/test_app_core.py`` downloads one and reads it back.  Here, the
     button and what it serves while there is no fit:
 

@@ -29,7 +29,7 @@ def demo(args: argparse.Namespace) -> int:
     idata = bcm.fit(bcm.models.three_beta(cms), random_seed=args.seed)
     summ = bcm.summary(idata)
     summ.to_csv(out / "literature_summary.csv")
-    idata.to_netcdf(out / "literature_posterior.nc")
+    bcm.save(idata, out / "literature_posterior.nc")
     # exact, by quadrature over the Beta posteriors of TPR and TNR
     p_deceptive = bcm.analysis.deception(cms)["r_deceptive"]
     rows = []

@@ -56,6 +56,29 @@ def test_an_untouched_file_loads_without_a_warning_and_save_leaves_the_fit_alone
     assert "content_hash" in back.attrs  # ...and save did not change `back`
 
 
+def test_counts_are_compressed_draws_are_not_and_arviz_reads_the_file(nuts_file):
+    """The layout is ArviZ's (root attributes, a netCDF group per InferenceData group);
+    integer and boolean variables are zlib-compressed at level 1, float draws stored as
+    they are (``bayescm.idata.write``)."""
+    import arviz as az
+    import netCDF4
+
+    with netCDF4.Dataset(nuts_file) as f:
+        assert set(f.groups) == {"posterior", "posterior_predictive", "sample_stats",
+                                 "prior", "prior_predictive", "observed_data"}
+        assert "content_hash" in f.ncattrs()
+        counts = f["posterior_predictive"]["counts"]
+        assert counts.dtype.kind == "i" and counts.filters()["zlib"]
+        assert counts.filters()["complevel"] == 1
+        assert f["sample_stats"]["diverging"].filters()["zlib"]
+        tpr = f["posterior"]["tpr"]
+        assert tpr.dtype.kind == "f" and not tpr.filters()["zlib"]
+    plain = az.from_netcdf(nuts_file)  # h5netcdf, ArviZ's default reader
+    back = _load_quietly(nuts_file)
+    for group in back.groups():
+        xr.testing.assert_identical(plain[group], back[group])
+
+
 def test_editing_the_sampler_of_a_nuts_fit_to_exact_warns(nuts_file, tmp_path):
     edited = _copy(nuts_file, tmp_path, "edited.nc")
     with h5py.File(edited, "r+") as f:
