@@ -178,6 +178,7 @@ def test_kernel_is_the_pymc_model(centered):
     assert np.isfinite(value) and np.all(np.isfinite(grad))
 
 
+@pytest.mark.slow  # 16 s; the default suite checks the kernel against the PyMC density
 @pytest.mark.engine("jags")
 def test_kernel_fit_agrees_with_jags():
     """The JAGS twin (the model written again in BUGS, Gibbs/slice sampling) and NUTS on
