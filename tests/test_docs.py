@@ -234,6 +234,20 @@ def test_the_suites_order_names_existing_modules(request):
         it.nodeid.startswith(m + "::") for it in request.session.items)), first
 
 
+def test_the_workers_compile_every_kernel_module():
+    """``tests/conftest.py``'s ``KERNELS`` (compiled once per fresh clone, shared by the
+    pytest-xdist workers) names every module that defines a ``numba.cfunc``: a kernel
+    module left out would again be compiled by both workers."""
+    from tests.conftest import KERNELS
+
+    defining = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in (ROOT / "bayescm").rglob("*.py") if "@numba.cfunc(" in path.read_text()}
+    assert defining and defining == set(KERNELS), defining ^ set(KERNELS)
+    groups = KERNELS.index("bayescm.models.groups.kernel")  # it imports the Hui-Walter one
+    assert groups > KERNELS.index("bayescm.models.hui_walter.kernel")
+
+
 # the build and the browser's tests of its pages on one worker: otherwise the second
 # worker waits, idle, on the build's lock for most of the build's minute
 @pytest.mark.xdist_group("docs-quick-site")
