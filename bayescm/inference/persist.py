@@ -177,6 +177,11 @@ def _hash_of(parts: Mapping[str, str]) -> str:
 def save(idata: az.InferenceData, path: str | Path) -> Path:
     """Write a fit to NetCDF with its model record, library versions and content hash.
 
+    The file is netCDF-4 (HDF5) in ArviZ's layout (``az.from_netcdf`` reads it), written
+    through the netCDF C library: integer and boolean variables (the predictive counts)
+    zlib-compressed, float draws as they are, which compress by a quarter at most for
+    several times the writing time.
+
     Parameters
     ----------
     idata
