@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import xarray as xr
 
 if TYPE_CHECKING:
@@ -119,8 +120,6 @@ _COMPRESSED = {"zlib": True, "complevel": 1}
 def write(idata: az.InferenceData, path: str | Path) -> Path:
     """Write ``idata`` to NetCDF at ``path``: ArviZ's layout (the top-level attributes at
     the root, one netCDF group per InferenceData group), read by ``az.from_netcdf``."""
-    import numpy as np
-
     path = Path(path)
     mode = "w"
     if idata.attrs:
