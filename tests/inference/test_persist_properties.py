@@ -7,6 +7,7 @@ without a warning, the fit is exactly the one saved."""
 
 from __future__ import annotations
 
+import atexit
 import pathlib
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from tests.test_properties import BOUND, assert_own_error, prop
 from tests.timebound import time_bound
 
 _DIR = pathlib.Path(tempfile.mkdtemp(prefix="bayescm-load-props-"))
+atexit.register(shutil.rmtree, _DIR, True)  # made at import, so no fixture removes it
 
 
 def _saved() -> tuple[pathlib.Path, object]:
