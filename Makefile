@@ -7,15 +7,17 @@ STAMP := $(VENV)/.installed
 # parallel: the test extra takes under a minute instead of pip's two.  Byte-compiled at
 # install, as pip does: where PYTHONDONTWRITEBYTECODE is set, nothing is compiled later and
 # every process would compile PyMC's stack from source again.
+# --system-certs: the system's certificate store, which pip is configured to use here (a
+# proxy's certificate authority may be in it and not in uv's own bundle).
 # tools/constraints.txt keeps the stack pip would resolve (see the file).
-UV := $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python \
-	-c tools/constraints.txt
+UV := $(BIN)/python -m uv pip install --quiet --system-certs --compile-bytecode \
+	--python $(BIN)/python -c tools/constraints.txt
 
 .PHONY: demo engines test test-all lint bench app docs clean
 
 $(STAMP): pyproject.toml tools/constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m pip install --quiet "uv>=0.13"
 	$(UV) -e ".[test]"
 	touch $(STAMP)
 
@@ -28,7 +30,7 @@ PORT ?= 5006
 HOST ?= 127.0.0.1
 $(VENV)/.installed-app: pyproject.toml tools/constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m pip install --quiet "uv>=0.13"
 	$(UV) -e ".[app]"
 	touch $@
 
@@ -58,7 +60,7 @@ test-all: $(STAMP) $(VENV)/.installed-peers engines
 # reduced sizes of its `parameters` cell; BAYESCM_NOTEBOOK_FAST=0 for the full sizes).
 $(VENV)/.installed-docs: pyproject.toml tools/constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m pip install --quiet "uv>=0.13"
 	$(UV) -e ".[docs]"
 	touch $@
 

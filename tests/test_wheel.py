@@ -34,8 +34,9 @@ def wheel_env(tmp_path_factory):
         ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", "demo-output",
         ".pytest_cache", ".ruff_cache", "notebooks", "docs"))
     # uv (the test extra installs it): the build, the venv and the install take 3 s
-    # against pip's 12-16 s, with the same build backend (setuptools) in isolation
-    uv = [sys.executable, "-m", "uv", "--quiet"]
+    # against pip's 12-16 s, with the same build backend (setuptools) in isolation,
+    # fetched through the system's certificate store as the Makefile's installs are
+    uv = [sys.executable, "-m", "uv", "--quiet", "--system-certs"]
     subprocess.run([*uv, "build", "--wheel", "-o", str(tmp / "dist"), str(src)],
                    check=True, capture_output=True)
     wheel = next((tmp / "dist").glob("bayescm-*.whl"))
