@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import xarray as xr
 
 if TYPE_CHECKING:
@@ -105,15 +104,15 @@ def attrs(idata: az.InferenceData) -> dict[str, Any]:
     return idata.attrs
 
 
-#: The netCDF C library (``netCDF4``) reads and writes a fit's hundred-odd variables
-#: faster than h5netcdf (through h5py), ArviZ's default: on a 24-matrix NUTS fit, loading
-#: takes 0.8 s instead of 2.2 s.  The files are the same netCDF-4/HDF5 that either reads.
+#: The netCDF C library (``netCDF4``) instead of h5netcdf (through h5py), ArviZ's default:
+#: the same netCDF-4/HDF5 files, which either reads.
 ENGINE = "netcdf4"
 #: Integer and boolean variables (the predictive counts, the divergence flags) shrink
 #: several-fold under zlib at level 1; float draws, whose mantissas are noise, shrink by
-#: about a quarter for eight times the writing time, so they are stored as they are
-#: (``InferenceData.to_netcdf``'s default compresses every number at level 4: 2.6 s
-#: against 0.4 s for that fit, for a file of 48 MB instead of 60 MB).
+#: about a quarter for several times the writing time, so they are stored as they are.
+#: Against ArviZ's defaults (h5netcdf, every number at level 4) on the 24-matrix NUTS fit:
+#: write 2.89 s -> 0.47 s, read 1.69 s -> 0.53 s, 44 MB -> 60 MB
+#: (``benchmarks/bench_persist.py --runs 3``).
 _COMPRESSED = {"zlib": True, "complevel": 1}
 
 
@@ -128,7 +127,7 @@ def write(idata: az.InferenceData, path: str | Path) -> Path:
     for name in idata.groups():
         ds = idata[name]
         encoding = {var: dict(_COMPRESSED) for var, values in ds.variables.items()
-                    if np.issubdtype(values.dtype, np.integer) or values.dtype == bool}
+                    if values.dtype.kind in "iub"}  # signed, unsigned, bool
         ds.to_netcdf(path, mode=mode, group=f"/{name}", engine=ENGINE, encoding=encoding)
         mode = "a"
     return path
