@@ -88,17 +88,16 @@ POSTERIOR = stats.beta(1 + np.array(DATA["k"]), 1 + np.subtract(DATA["n"], DATA[
 def _agrees_with_the_beta_posterior(idata) -> None:
     """Each unit's rate, and the registry's TPR of it, within 4.5 Monte Carlo standard
     errors (ESS from the convergence report) of the Beta posterior's mean."""
-    posterior = POSTERIOR
     report = bcm.check_convergence(idata)
     assert report.ok
     ess = report.table["ess_bulk"].values
     draws = idata.posterior["rate"].values.reshape(-1, 2)
-    assert np.all(np.abs(draws.mean(0) - posterior.mean()) < 4.5 * posterior.std()
+    assert np.all(np.abs(draws.mean(0) - POSTERIOR.mean()) < 4.5 * POSTERIOR.std()
                   / np.sqrt(ess.min()))
     # the family's theta feeds the metric registry: summary of the TPR posterior
     table = bcm.summary(idata, metrics=["tpr"])
-    assert np.all(np.abs(table["mean"].values - posterior.mean())
-                  < 4.5 * posterior.std() / np.sqrt(ess))
+    assert np.all(np.abs(table["mean"].values - POSTERIOR.mean())
+                  < 4.5 * POSTERIOR.std() / np.sqrt(ess))
 
 
 def test_a_new_family_fits_exactly_summarises_and_predicts():
