@@ -31,7 +31,10 @@ Likelihood.  For pattern :math:`p = (y, n)` at outer node :math:`g_k = \alpha +
     \partial_{\sigma_i}\log L_d = \sum_k r_{dk}\sum_p \mathrm{cnt}_{dp}S_{pk}.
 
 :math:`p_{kj}, q_{kj}` come from :math:`t = e^{g_k}e^{\sigma_i u_j}` (no exponential
-per cell) while :math:`|g_k| + 9\sigma_i < 700`; where that would overflow, or where a
+per cell), and :math:`p^y q^{n-y}` from a table of powers up to
+:data:`~bayescm.models.items.marginal.POWERS_MAX` runs, beyond from
+:math:`\exp(y\log p + (n - y)\log q)` (the logs by ``log1p`` of :math:`t` or
+:math:`1/t`, below 1), while :math:`|g_k| + 9\sigma_i < 700`; where that would overflow, or where a
 sum :math:`\sum_j\tau_{pkj}` falls below :data:`TINY` (terms lose relative precision
 in the subnormals), that node's pattern is summed in logs with the largest term
 factored out, so :math:`\log F` is always finite and a far node gets weight
@@ -60,6 +63,7 @@ from bayescm.models.items.kernel import (
     _logistic_moments_fast,
     _scale_prior,
 )
+from bayescm.models.items.marginal import POWERS_MAX
 
 HEAD = 12
 TINY = 1e-250
@@ -137,6 +141,20 @@ def _pattern_sums(py, qr, p1, q1, w, u, y, r, j_):  # pragma: no cover - compile
     return f, fg, fs
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _log_pq(g, sig_i, u, eg, eu, lp, lq, j_):  # pragma: no cover - compiled
+    """``log p`` and ``log q`` of every inner node, from ``t = e^g e^(sigma u)`` and
+    without cancellation: ``log1p`` of ``t`` or of ``1/t``, whichever is below 1."""
+    for j in range(j_):
+        t = eg * eu[j]
+        if t > 1.0:
+            tail = math.log1p(1.0 / t)
+            lp[j], lq[j] = -tail, -(g + sig_i * u[j]) - tail
+        else:
+            tail = math.log1p(t)
+            lp[j], lq[j] = g + sig_i * u[j] - tail, -tail
+
+
 @numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "arcp"})
 def _patterns(alpha, sig_i, sig_c, z, u, w, log_w, y, n, log_binom, k_, j_, p_,
               log_f, gg, ss):  # pragma: no cover - compiled
@@ -149,9 +167,13 @@ def _patterns(alpha, sig_i, sig_c, z, u, w, log_w, y, n, log_binom, k_, j_, p_,
     n_max = 0
     for p in range(p_):
         n_max = max(n_max, int(n[p]))
-    # powers p^m and q^m (m <= the most runs) of every inner node: products of numbers
-    # <= 1, so nothing overflows; row 1 holds p and q themselves
-    pw, qw = np.ones((n_max + 1, j_)), np.ones((n_max + 1, j_))
+    # up to POWERS_MAX runs, the powers p^m and q^m (m <= the most runs) of every inner
+    # node: products of numbers <= 1, so nothing overflows (row 1 holds p and q, row 0
+    # ones); beyond, each pattern's p^y q^r is one exponential of y log p + r log q (a
+    # table of n_max x J powers would cost n_max products per node and its memory)
+    few = n_max <= POWERS_MAX
+    pw, qw = np.ones((n_max + 1 if few else 2, j_)), np.ones((n_max + 1 if few else 2, j_))
+    lp, lq = np.empty(j_), np.empty(j_)
     buf = np.empty(j_)
     sums = np.empty((3, p_))
     for k in range(k_):
@@ -172,14 +194,23 @@ def _patterns(alpha, sig_i, sig_c, z, u, w, log_w, y, n, log_binom, k_, j_, p_,
                 q = 1.0 / (1.0 + t)
                 p1[j] = t * q
                 q1[j] = q
-            for m in range(2, n_max + 1):
-                pm_, qm_, pl_, ql_ = pw[m], qw[m], pw[m - 1], qw[m - 1]
-                for j in range(j_):
-                    pm_[j] = pl_[j] * p1[j]
-                    qm_[j] = ql_[j] * q1[j]
+            if few:
+                for m in range(2, n_max + 1):
+                    pm_, qm_, pl_, ql_ = pw[m], qw[m], pw[m - 1], qw[m - 1]
+                    for j in range(j_):
+                        pm_[j] = pl_[j] * p1[j]
+                        qm_[j] = ql_[j] * q1[j]
+            else:
+                _log_pq(g, sig_i, u, eg, eu, lp, lq, j_)
             for p in range(p_):
                 yp, rp = y[p], n[p] - y[p]
-                f, fg, fs = _pattern_sums(pw[int(yp)], qw[int(rp)], p1, q1, w, u, yp, rp, j_)
+                if few:
+                    py, qr = pw[int(yp)], qw[int(rp)]
+                else:
+                    for j in range(j_):
+                        buf[j] = math.exp(yp * lp[j] + rp * lq[j])
+                    py, qr = buf, qw[0]
+                f, fg, fs = _pattern_sums(py, qr, p1, q1, w, u, yp, rp, j_)
                 sums[0, p], sums[1, p], sums[2, p] = f, fg, fs
         for p in range(p_):
             f = sums[0, p]

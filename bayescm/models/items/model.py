@@ -56,11 +56,12 @@ from scipy.special import betaln, gammaln
 from bayescm.data.items import ItemResults
 from bayescm.family import Conjugate, Family, Kernel, ModelSpec, attach, register_family
 from bayescm.models.items.centring import clusters_stand_out
+from bayescm.models.items.marginal import CELLS_LIMIT, WORK_MAX, grid_work
 from bayescm.models.items.marginal import layout as marginal_layout
 from bayescm.models.items.marginal import loglik as marginal_loglik
 from bayescm.models.items.newset import new_set_accuracy
 from bayescm.models.items.quadrature import NODES, WEIGHTS, accuracy_of, alpha_of
-from bayescm.priors import Beta, HalfNormal
+from bayescm.priors import Beta, HalfNormal, PriorError
 from bayescm.priors import resolve as resolve_priors
 from bayescm.stats import SAMPLE_DIMS
 
@@ -115,7 +116,10 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
 
         by trapezoid rules (:mod:`bayescm.models.items.marginal`); ``False``: every
         effect sampled; ``"auto"`` (default): marginal for one model unless the
-        posterior is the exact Beta (one run of independent items).
+        posterior is the exact Beta (one run of independent items) or the grids
+        would take more than :data:`~bayescm.models.items.marginal.WORK_MAX` of
+        work per evaluation (many runs per item, in clusters), where the sampled
+        effects are faster.
 
     Returns
     -------
@@ -237,12 +241,23 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any,
                          "effects are shared, so they do not integrate out model by model); "
                          "use marginal=False or 'auto', or fit one model's results.")
     clustered = results.clusters is not None
-    if results.n_items < 2 or (clustered and results.n_clusters < 2):
-        raise ValueError(f"items() needs at least 2 items (got {results.n_items}) and, with "
-                         f"clusters, at least 2 clusters (got {results.n_clusters}); with one "
-                         "cluster drop cluster= (nothing to separate it from the items).")
+    if results.n_items < 2:
+        raise ValueError(f"items() needs at least 2 items, got {results.n_items}: one item "
+                         "says nothing of the items a benchmark could hold.")
+    if clustered and results.n_clusters < 2:
+        raise ValueError(f"items() needs at least 2 clusters, got {results.n_clusters} (all "
+                         f"{results.n_items} items in one): drop cluster= (one cluster has "
+                         "nothing to separate it from the items).")
     units = {"sigma_item": ["item"], "sigma_cluster": ["cluster"]}
     resolved = resolve_priors("items", priors, list(results.models), units=units)
+    improper = [f"{m!r}: {p!r}" for m, p in zip(results.models, resolved["accuracy"],
+                                                  strict=True) if not p.proper]
+    if improper:
+        raise PriorError(
+            f"items: the accuracy prior is improper for model(s) {', '.join(improper)}. "
+            "The accuracy's prior enters as a density over the item population's location "
+            "and scales, which a parameter of 0 makes infinite; use a proper Beta, e.g. "
+            "Beta(1, 1) (the default, uniform) or Beta(0.5, 0.5) (Jeffreys).")
     if not clustered:
         if priors and "sigma_cluster" in priors:
             raise ValueError("priors['sigma_cluster'] needs clusters: build the results "
@@ -252,8 +267,19 @@ def _specify(results: Any, priors: Mapping[str, Any] | None, centered: Any,
     centred = per_item >= CENTRE_MIN if centered == "auto" else centered
     centred_c = clustered and (clusters_stand_out(results) if centered == "auto"
                                else centered)
-    if marginal == "auto":
-        marginal = results.n_models == 1 and not _exact_case(results)
+    if marginal is not False and results.n_models == 1:
+        cells, work = grid_work(results, resolved["sigma_item"][0].sigma,
+                                resolved["sigma_cluster"][0].sigma if clustered else None)
+        if marginal is True and cells > CELLS_LIMIT:
+            raise ValueError(
+                f"items: marginal=True would integrate over {cells:,} grid cells per density "
+                f"evaluation (at most {CELLS_LIMIT:,}): the quadrature steps shrink with the "
+                "runs per item and the trials per cluster. Use marginal=False or 'auto' "
+                "(sampled effects: the same posterior).")
+        if marginal == "auto":
+            marginal = not _exact_case(results) and work <= WORK_MAX
+    elif marginal == "auto":
+        marginal = False
     # the route taken, not "auto": a saved fit rebuilds the model it came from
     return ModelSpec("items", results, resolved,
                      options={"centered": centered, "marginal": marginal},

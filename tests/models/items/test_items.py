@@ -208,6 +208,12 @@ def test_priors_are_visible_and_validated():
         bcm.models.items(_results(), priors={"sigma_cluster": bcm.priors.HalfNormal(1)})
     with pytest.raises(TypeError, match="ItemResults"):
         bcm.models.items(bcm.ConfusionMatrix(tp=1, fn=1, fp=1, tn=1))
+    # a parameter of 0 makes the accuracy's density over (location, scales) infinite:
+    # refused before anything is compiled, for one model (exact case too) and several
+    for res in (_one_model(3, 5), _results()):
+        for prior in (bcm.priors.Beta(0, 1), bcm.priors.Beta(0, 0)):
+            with pytest.raises(bcm.PriorError, match=r"accuracy prior is improper .* Beta\(0"):
+                bcm.models.items(res, priors={"accuracy": prior})
 
 
 def test_exact_beta_for_one_model_on_independent_items():

@@ -73,6 +73,47 @@ def test_the_route_is_chosen_and_recorded():
         bcm.models.items(_one(), marginal="yes")
 
 
+def _many_runs(runs, clustered, items=6):
+    """One model, ``items`` items of ``runs`` runs each (accuracies 0.001-0.999)."""
+    y = np.array([[runs // 2, runs // 3, runs - 1, 1, runs // 4, runs // 5]])[:, :items]
+    return bcm.ItemResults(y, np.full_like(y, runs),
+                           clusters=list("aabbcc")[:items] if clustered else None)
+
+
+def test_the_route_weighs_the_grids_work():
+    # the grids' size is what layout() builds; beyond POWERS_MAX runs a cell costs
+    # EXP_COST (exponentials), and "auto" takes the sampled effects past WORK_MAX
+    for runs, clustered in ((3, True), (40, True), (100, True), (1000, False)):
+        res = _many_runs(runs, clustered)
+        scale_c = 2.5 if clustered else None
+        lay = layout(res, 2.0, scale_c)
+        cells, work = marginal.grid_work(res, 2.0, scale_c)
+        assert cells == lay.y.size * lay.z.size * lay.u.size
+        assert work == cells * (1 if runs <= marginal.POWERS_MAX else marginal.EXP_COST)
+        route = bcm.models.spec_of(bcm.models.items(res)).extra["marginal"]
+        assert route == (work <= marginal.WORK_MAX)
+    # 100 runs in clusters: 5.5 million cells (59 ms a gradient): the effects are sampled
+    assert marginal.grid_work(_many_runs(100, True), 2.0, 2.5)[0] > 5 * 10**6
+    assert not bcm.models.spec_of(bcm.models.items(_many_runs(100, True))).extra["marginal"]
+    # a thousand runs, no clusters: 13,674 cells, marginal; a forced route past the limit
+    # of PyMC's arrays is refused before anything is built
+    assert bcm.models.spec_of(bcm.models.items(_many_runs(1000, False))).extra["marginal"]
+    with pytest.raises(ValueError, match=r"marginal=True would integrate over [\d,]+ grid"):
+        bcm.models.items(_many_runs(10**4, True), marginal=True)
+
+
+@pytest.mark.parametrize(("runs", "clustered"), [(40, True), (5000, False)])
+def test_marginal_kernel_by_exponentials_equals_pymc_model(runs, clustered, coarse):
+    """Past POWERS_MAX runs the kernel takes p^y q^r as exponentials; at 5,000 runs every
+    term of PyMC's inner sums is below -745, which its log-sum-exp keeps finite."""
+    rng = np.random.default_rng(3)
+    n = rng.integers(runs // 2, runs + 1, 6)
+    res = bcm.ItemResults(rng.binomial(n, 0.7)[None], n[None],
+                          clusters=list("aabbcc") if clustered else None)
+    m = bcm.models.items(res, priors={"accuracy": bcm.priors.Beta(2, 3)}, marginal=True)
+    assert_kernel_is_model(m, _kernel(m), points=4, scale=0.5)
+
+
 def test_layout_groups_patterns_and_clusters():
     res = bcm.ItemResults([[1, 0, 1, 1, 1, 0, 2]], [[1, 1, 1, 1, 1, 1, 2]],
                           clusters=["a", "a", "b", "b", "c", "c", "c"])
