@@ -2,6 +2,7 @@
 simulated benchmarks (``simulate_items``) and against bayescm's own intervals."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -183,6 +184,9 @@ def test_a_pilot_results_object_plans_directly():
     ({"items": {"accuracy": 0.97}, "difference": 0.1}, "lie in"),
     ({"items": {"accuracy": 0.7}, "difference": 0.05, "power": 1.0}, "power"),
     ({"items": {"accuracy": 0.7, "correlation": 1.0}, "difference": 0.05}, "correlation 1"),
+    ({"target_width": 0.1, "items": {"cluster_size": float("inf")}}, "finite number >= 1"),
+    ({"items": {"correlation": 0.6, "run_icc": 0.3}, "difference": 0.05},
+     r"correlation \(0.6\) cannot exceed run_icc \(0.3\)"),
 ])
 def test_bad_plans_get_plain_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -200,6 +204,30 @@ def test_a_pilot_of_models_that_scored_alike_cannot_plan_a_comparison():
     # the pilot's accuracy is 0.7 (independent items, one run): the design's width plan
     assert sample_size(0.1, items=pilot).n_required == \
         sample_size(0.1, items={"accuracy": 0.7}).n_required
+
+
+def test_a_pilot_with_runs_plans_a_comparison_at_every_number_of_runs():
+    """Two runs per item: the models' item-score correlation (0.60) came out above the
+    runs' (0.24), and the plan's curve failed at ten runs, where the difference's
+    variance (v_A + v_B) f(r) - 2 rho sqrt(v_A v_B) went negative.  Two models' scores
+    covary only through the item, so rho <= rho_r: the pilot's estimate is clipped."""
+    pilot = bcm.ItemResults([[2, 2, 0, 1], [1, 1, 0, 0]], [[2] * 4] * 2, models=["a", "b"])
+    design = ItemsDesign.from_results(pilot)
+    assert design.correlation == design.run_icc == pytest.approx(0.2444444444)
+    plan = sample_size(items=pilot, difference=0.05)
+    assert list(plan.curve.index) == [1, 2, 3, 5, 10]
+    assert (plan.curve["n_items"] > 0).all() and plan.n_required == plan.curve.loc[2, "n_items"]
+
+
+def test_a_pilot_too_small_to_estimate_gets_a_plain_error():
+    """One item: the variances had no degrees of freedom (NumPy's warnings), then the
+    error named an icc the user never gave."""
+    for clusters in (None, ["x"]):
+        pilot = bcm.ItemResults([[1], [1]], [[2], [2]], models=["a", "b"], clusters=clusters)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match=r"A pilot of 1 item\(s\).* at least 2 items"):
+                sample_size(0.1, items=pilot)
 
 
 def test_items_must_be_a_design():

@@ -141,8 +141,8 @@ class ItemsDesign:
             _fraction(self.difference_icc, "difference_icc")
         m = self.cluster_size
         if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) \
-                or not m >= 1:
-            raise ValueError(f"cluster_size must be a number >= 1 (items per cluster; 1: no "
+                or not 1 <= m < math.inf:
+            raise ValueError(f"cluster_size must be a finite number >= 1 (items per cluster; 1: no "
                              f"clusters), got {m!r}.")
         _runs(self.runs)
         if self.run_icc is not None:
@@ -151,6 +151,12 @@ class ItemsDesign:
                 raise ValueError(f"run_icc ({rho_r:g}) cannot be below icc ({self.icc:g}): "
                                  "two runs of one item agree at least as much as two items "
                                  "of one cluster.")
+            if self.correlation > rho_r:
+                raise ValueError(
+                    f"correlation ({self.correlation:g}) cannot exceed run_icc ({rho_r:g}): "
+                    "two models' scores on one item covary only through the item itself, "
+                    "whose share of a score's variance is run_icc. Lower correlation or "
+                    "raise run_icc.")
 
     def _f(self, runs: int) -> float:
         """f(r) = rho_r + (1 - rho_r)/r; rho_r matters only from two runs on."""
@@ -217,9 +223,17 @@ class ItemsDesign:
             raise ValueError(f"models must name models of the results {list(results.models)}, "
                              f"got {names!r}.")
         rows = [results.models.index(m) for m in names]
+        clustered = results.clusters is not None
+        if results.n_items < 2 or (clustered and results.n_clusters < 2):
+            raise ValueError(
+                f"A pilot of {results.n_items} item(s)"
+                + (f" in {results.n_clusters} cluster(s)" if clustered else "")
+                + " cannot estimate the variances a plan needs: give at least 2 items"
+                + (" in 2 or more clusters" if clustered else "")
+                + ", or the design's values, e.g. items={'accuracy': 0.7, 'icc': 0.1, "
+                "'cluster_size': 5}.")
         y, n = results.successes_array[rows], results.trials_array[rows]
         s = y / n
-        clustered = results.clusters is not None
         cl = results.cluster_index
         p = s.mean(axis=1)
         if ((p <= 0) | (p >= 1)).any():
@@ -250,7 +264,9 @@ class ItemsDesign:
         return cls(accuracy=float(p.mean()), icc=rho_c,
                    cluster_size=float(results.cluster_sizes.mean()) if clustered else 1.0,
                    runs=r_plan, run_icc=rho_r,
-                   correlation=float(np.clip(np.mean(corr), 0, 1)) if corr else 0.0,
+                   # at most rho_r: models covary only through the items themselves
+                   correlation=float(np.clip(np.mean(corr), 0, 1 if rho_r is None else rho_r))
+                   if corr else 0.0,
                    difference_icc=float(np.clip(np.mean(rho_d), 0, 1)) if rho_d else None,
                    source=f"pilot of {results.n_items} items, models {names}")
 
