@@ -32,7 +32,7 @@ from bayescm.data.counts import CELLS
 from bayescm.data.slices import Columns, prediction_columns
 from bayescm.data.text import parse_matrix
 
-__all__ = ["read_csv", "summarize_input", "unlabeled_csv"]
+__all__ = ["read_csv", "read_table", "summarize_input", "unlabeled_csv"]
 
 NOT_USED = {
     "population": "populations separate unlabelled data: bayescm unlabeled",
@@ -80,6 +80,21 @@ def read_csv(path: Path) -> pd.DataFrame:
     if frame.empty:
         raise ValueError(f"{path} has no cases: one row per case below the header line "
                          f"({', '.join(frame.columns)}).")
+    return frame
+
+
+def read_table(path: Path, rows: str) -> pd.DataFrame:
+    """The CSV with pandas' types (numbers as numbers); an empty or unreadable file, or
+    one without rows, is an error naming it and what its ``rows`` should be."""
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty: give a header line naming the columns, then "
+                         f"{rows}.") from None
+    except pd.errors.ParserError as err:
+        raise ValueError(f"Cannot read {path} as CSV ({str(err).strip()[:160]}).") from None
+    if frame.empty:
+        raise ValueError(f"{path} has no rows: give {rows}.")
     return frame
 
 

@@ -67,10 +67,17 @@ def add_parser(sub: Any, seed_arg: Any = int) -> None:
 def read_results(args: argparse.Namespace) -> Any:
     """The :class:`~bayescm.ItemResults` the options describe."""
     import bayescm as bcm
+    from bayescm.cli.input import read_table
 
-    frame = pd.read_csv(args.csv)
-    if frame.empty:
-        raise ValueError(f"{args.csv} has no rows: give one row per model and item.")
+    frame = read_table(args.csv, "one row per model and item (and run)")
+    given = {"--item": args.item, "--model": args.model, "--correct": args.correct,
+             "--cluster": args.cluster, "--run": args.run, "--trials": args.trials}
+    missing = {flag: col for flag, col in given.items()
+               if col is not None and col not in frame.columns}
+    if missing:
+        raise ValueError(f"{args.csv} has no column(s) {list(missing.values())} (columns: "
+                         f"{[str(c) for c in frame.columns][:20]}); name them with "
+                         f"{', '.join(missing)}.")
     return bcm.ItemResults.from_frame(frame, item=args.item, model=args.model,
                                       correct=args.correct, cluster=args.cluster,
                                       run=args.run, trials=args.trials)

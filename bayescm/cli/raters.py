@@ -85,10 +85,9 @@ def read_ratings(args: argparse.Namespace) -> Any:
 
     if args.dataset:
         return bcm.datasets.anaesthesia()
-    frame = pd.read_csv(args.csv)
-    if frame.empty:
-        raise ValueError(f"{args.csv} has no rows: give one row per rating (long) or per item "
-                         "(--wide).")
+    from bayescm.cli.input import read_table
+
+    frame = read_table(args.csv, "one row per rating (long) or per item (--wide)")
     labels = _labels(args.labels)
     if args.wide:
         item = args.item if args.item in frame.columns else None

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CELLS", "MAX_COUNT", "CountsError", "check_labels", "is_boolean", "resolve_positive",
-           "unit_names", "validate_counts"]
+__all__ = ["CELLS", "MAX_COUNT", "CountsError", "check_labels", "is_boolean", "is_hashable",
+           "resolve_positive", "unit_names", "validate_counts"]
 
 CELLS: tuple[str, ...] = ("tp", "fn", "fp", "tn")
 """Cell names of a binary confusion matrix, in the order used for arrays."""
@@ -210,6 +210,15 @@ def resolve_positive(labels: np.ndarray, positive: Any) -> Any:
     raise CountsError(
         f"Cannot tell which of the labels {labels.tolist()} is positive; pass positive=..."
     )
+
+
+def is_hashable(value: Any) -> bool:
+    """Whether ``value`` can be a label (a dict key): lists and dicts cannot."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def names_as_text(values: Any, column: Any) -> list[Any]:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescm.data.counts import CountsError
+from bayescm.data.counts import CountsError, is_hashable, names_as_text
 from bayescm.data.items_frames import from_frame as _from_frame
 from bayescm.data.items_frames import plain
 
@@ -96,6 +96,10 @@ class ItemResults:
         models = tuple(str(x) for x in (models if models is not None
                                         else [f"model_{k}" for k in range(m_)]))
         items = tuple(plain(x) for x in (items if items is not None else range(n_)))
+        unhashable = [x for x in items if not is_hashable(x)]
+        if unhashable:
+            raise CountsError(f"Item names must be labels (numbers, text, tuples), got "
+                              f"{unhashable[0]!r}.")
         for what, names, size in (("models", models, m_), ("items", items, n_)):
             if len(names) != size:
                 raise CountsError(f"{len(names)} {what} named for {size} rows/columns.")
@@ -108,9 +112,13 @@ class ItemResults:
             labels = [plain(c) for c in clusters]
             if len(labels) != n_:
                 raise CountsError(f"{len(labels)} cluster labels for {n_} items.")
+            if not all(is_hashable(c) for c in labels):
+                raise CountsError(f"Cluster labels must be labels (numbers, text), got "
+                                  f"{next(c for c in labels if not is_hashable(c))!r}.")
             if any(pd.isna(c) for c in labels):
                 raise CountsError("Every item needs its cluster; some cluster labels are "
                                   "missing (drop clusters= for independent items).")
+            names_as_text(labels, "clusters")  # 1 and "1" would be two clusters of one name
             codes, uniques = pd.factorize(pd.Series(labels, dtype=object), sort=False)
             cluster_names = tuple(plain(c) for c in uniques)
             cluster_of = codes.astype(np.int64)
@@ -163,6 +171,11 @@ class ItemResults:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemResults:
         """Inverse of :meth:`to_dict`."""
+        if not isinstance(data, Mapping) or not {"successes", "trials", "models",
+                                                  "items"} <= set(data):
+            raise CountsError("ItemResults.from_dict needs a mapping with keys 'successes', "
+                              "'trials', 'models', 'items' (and 'clusters'), as to_dict "
+                              "writes it.")
         return cls(np.asarray(data["successes"], dtype=np.int64),
                    np.asarray(data["trials"], dtype=np.int64), models=data["models"],
                    items=[tuple(x) if isinstance(x, list) else x for x in data["items"]],

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data.counts import MAX_COUNT, CountsError, names_as_text
+from bayescm.data.counts import MAX_COUNT, CountsError, is_hashable, names_as_text
 
 __all__ = ["from_frame", "plain"]
 
@@ -58,12 +58,23 @@ def _numbers(frame: pd.DataFrame, col: str, what: str) -> np.ndarray:
     values = frame[col]
     if values.dtype == bool:
         return values.to_numpy().astype(np.int64)
-    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    if pd.api.types.is_integer_dtype(values.dtype) and (values > MAX_COUNT).any():
+        # above 2**53 a float rounds: 2**53 + 1 would pass the limit as 2**53
+        raise CountsError(f"Column {col!r} has numbers above 2**53 in rows "
+                          f"{_rows(frame, (values > MAX_COUNT).to_numpy())}.")
+    num = pd.to_numeric(values, errors="coerce")
+    real = not pd.api.types.is_complex_dtype(num.dtype)
+    num = num.to_numpy(dtype=float) if real else np.full(len(values), np.nan)
     bad = ~np.isfinite(num)
     if bad.any():
         raise CountsError(f"Column {col!r} must hold {what}; rows {_rows(frame, bad)} have "
-                          f"{[plain(v) for v in values.to_numpy()[np.flatnonzero(bad)[:5]]]}.")
+                          f"{[_shown(v) for v in values.to_numpy()[np.flatnonzero(bad)[:5]]]}.")
     return num
+
+
+def _shown(value: Any) -> Any:
+    """A value as an error message shows it (a NumPy date as a date, not its integer)."""
+    return str(value) if isinstance(value, np.datetime64 | np.timedelta64) else plain(value)
 
 
 def _item_labels(values: pd.Series, column: Any) -> pd.Series:
@@ -86,7 +97,8 @@ def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | N
     names = {"item": item, "model": model, "correct": correct, "cluster": cluster,
              "run": run, "trials": trials}
     for key, col in names.items():
-        if col is not None and not isinstance(col, str | int):
+        if (col is not None or key in ("item", "model", "correct")) \
+                and not isinstance(col, str | int):
             raise TypeError(f"{key}= names a column, got {type(col).__name__}.")
     columns = list(dict.fromkeys(c for c in names.values() if c is not None))
     if len(columns) < sum(c is not None for c in names.values()):
@@ -96,6 +108,12 @@ def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | N
         bad = pd.isna(frame[col]).to_numpy()
         if bad.any():
             raise CountsError(f"Column {col!r} has missing values (rows {_rows(frame, bad)}).")
+        if frame[col].dtype == object:
+            bad = ~frame[col].map(is_hashable).to_numpy(dtype=bool)
+            if bad.any():
+                raise CountsError(f"Column {col!r} must hold labels (numbers, text); rows "
+                                  f"{_rows(frame, bad)} hold "
+                                  f"{[frame[col].iloc[j] for j in np.flatnonzero(bad)[:3]]}.")
     if trials is None:
         y = _numbers(frame, correct, "scores 0 or 1")
         bad = (y != 0) & (y != 1)
@@ -129,6 +147,7 @@ def from_frame(df: Any, *, item: str, model: str, correct: str, cluster: str | N
             shown = [plain(items[k]) for k in per_item.index[per_item.to_numpy() > 1][:5]]
             raise CountsError(f"Column {cluster!r} must be constant within an item; items "
                               f"{shown} have rows in several clusters.")
+        names_as_text(frame[cluster], cluster)  # 1 and "1": one cluster by name, or two?
         first = pd.Series(frame[cluster].to_numpy(), index=i_codes)
         clusters = [plain(v) for v in first[~first.index.duplicated()].sort_index().to_numpy()]
     m_, n_ = len(models), len(items)

@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescm.data.counts import MAX_COUNT, CountsError, is_boolean, names_as_text
+from bayescm.data.counts import (
+    MAX_COUNT,
+    CountsError,
+    is_boolean,
+    is_hashable,
+    names_as_text,
+)
 
 __all__ = ["check_counts", "coo_from_columns", "gold_index", "long_from_wide", "pandas_frame",
            "plain", "tidy_values"]
@@ -54,11 +60,20 @@ def tidy_values(values: Any) -> np.ndarray:
     """Object array of plain Python values; floats that are all whole numbers become ints
     (a rating column with missing values is float in pandas)."""
     arr = np.asarray(values, dtype=object)
-    out = np.array([v.item() if isinstance(v, np.generic) else v for v in arr], dtype=object)
+    out = _objects([v.item() if isinstance(v, np.generic) else v for v in arr.ravel()])
     floats = [v for v in out if isinstance(v, float)]
     if floats and all(v.is_integer() for v in floats if np.isfinite(v)):
-        out = np.array([int(v) if isinstance(v, float) and np.isfinite(v) else v
-                        for v in out], dtype=object)
+        out = _objects([int(v) if isinstance(v, float) and np.isfinite(v) else v
+                        for v in out])
+    return out
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """A 1-d object array of ``values`` (``np.array`` would make equal-length tuples
+    a second axis)."""
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
     return out
 
 
@@ -83,12 +98,16 @@ def coo_from_columns(frame: pd.DataFrame, item: str, rater: str, rating: str, go
     rated = ~pd.isna(frame[rating]).to_numpy()
     values_all = tidy_values(frame[rating].to_numpy()[rated])
     rater_codes, raters = pd.factorize(pd.Series(raters_all[rated], dtype=object), sort=False)
-    value_codes, label_values = pd.factorize(pd.Series(values_all, dtype=object), sort=False)
-    for v in label_values:
-        try:
+    try:
+        value_codes, label_values = pd.factorize(pd.Series(values_all, dtype=object),
+                                                 sort=False)
+        for v in label_values:
             hash(v)
-        except TypeError:
-            raise CountsError(f"Ratings must be hashable labels, got {v!r}.") from None
+    except TypeError:
+        v = next(v for v in values_all if not is_hashable(v))
+        raise CountsError(f"Ratings must be hashable labels (numbers, strings), got "
+                          f"{v!r}.") from None
+    names_as_text(label_values, rating)  # 1 and "1" would be two classes of one name
     coo = (item_codes[rated].astype(np.int64), rater_codes.astype(np.int64),
            value_codes.astype(np.int64), np.ones(int(rated.sum()), dtype=np.int64))
     gold_pairs: list = []

@@ -130,3 +130,15 @@ def test_missing_and_empty_files_exit_2(tmp_path, capsys):
     empty.write_text("item,model,correct\n")
     assert main(["items", "--csv", str(empty)]) == 2
     assert "no rows" in capsys.readouterr().err
+    # no header either: pandas' "No columns to parse from file" was the message
+    empty.write_text("")
+    assert main(["items", "--csv", str(empty)]) == 2
+    assert "is empty: give a header line naming the columns" in capsys.readouterr().err
+
+
+def test_a_missing_column_is_named_with_its_option(tmp_path, capsys):
+    path = _write(tmp_path, pd.DataFrame({"item": [1, 2], "model": ["a", "a"],
+                                          "correct": [1, 0]}))
+    assert main(["items", "--csv", path, "--cluster", "topic", "--run", "r"]) == 2
+    err = capsys.readouterr().err
+    assert "no column(s) ['topic', 'r']" in err and "name them with --cluster, --run" in err

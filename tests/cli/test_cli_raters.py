@@ -96,6 +96,7 @@ def test_text_output_shows_prevalence_metrics_items_and_convergence(capsys):
 @pytest.mark.parametrize(("rows", "argv", "message"), [
     ("item,who,rating\n1,a,1\n", [], "no column(s) ['rater']"),
     ("item,rater,rating\n", [], "has no rows"),
+    ("", [], "is empty: give a header line"),
     ("item,rater,rating\n1,a,1\n1,b,7\n", ["--labels", "1,2"], "not among the labels"),
 ])
 def test_bad_csvs_get_a_plain_error(tmp_path, capsys, rows, argv, message):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -122,3 +123,37 @@ def test_a_number_of_runs_beyond_exact_counting_is_refused():
     df = pd.DataFrame({"item": [0, 1], "model": ["a", "a"], "correct": [1, 2], "n": [1e30, 3]})
     with pytest.raises(CountsError, match=r"1 <= n <= 2\*\*53; rows \[0\]"):
         ItemResults.from_frame(df, trials="n")
+    # an int64 column: 2**53 + 1 as a float is 2**53, which passed the limit
+    with pytest.raises(CountsError, match=r"'n' has numbers above 2\*\*53 in rows \[0\]"):
+        ItemResults.from_frame(df.assign(n=[2**53 + 1, 3]), trials="n")
+
+
+@pytest.mark.parametrize("build, error, match", [
+    (lambda d: ItemResults.from_frame(d, item=None), TypeError, "item= names a column"),
+    (lambda d: ItemResults.from_frame(d.assign(item=[[k] for k in d["item"]])), CountsError,
+     r"'item' must hold labels .* hold \[\['q0'\], "),
+    (lambda d: ItemResults.from_frame(d.assign(topic=[{"t": 1}] * len(d)), cluster="topic"),
+     CountsError, "'topic' must hold labels"),
+    (lambda d: ItemResults([[1, 0]], [[1, 1]], items=[[1], [2]]), CountsError,
+     r"Item names must be labels .* got \[1\]"),
+    (lambda d: ItemResults([[1, 0]], [[1, 1]], clusters=[[1], [2]]), CountsError,
+     r"Cluster labels must be labels .* got \[1\]"),
+    (lambda d: ItemResults.from_dict({}), CountsError, "keys 'successes', 'trials'"),
+    # complex scores were read as their real part, with NumPy's ComplexWarning
+    (lambda d: ItemResults.from_frame(d.assign(correct=d["correct"] + 1j)), CountsError,
+     r"'correct' must hold scores 0 or 1; rows \[0, 1"),
+    # dates were shown as their integer (0 at the epoch): "have [0, 0]"
+    (lambda d: ItemResults.from_frame(d.assign(correct=pd.Series(
+        [np.datetime64("1970-01-01")] * len(d), dtype=object))), CountsError,
+     r"have \['1970-01-01', '1970-01-01'"),
+    # clusters 1 and "1" were two clusters of one name
+    (lambda d: ItemResults.from_frame(d.assign(topic=[1 if i == "q0" else "1" for i in d["item"]]),
+                                      cluster="topic"), CountsError, "'topic' has 1 and '1'"),
+    (lambda d: ItemResults([[1, 0]], [[1, 1]], clusters=[1, "1"]), CountsError,
+     "has 1 and '1'"),
+])
+def test_labels_and_numbers_that_cannot_be_read_get_counts_errors(build, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no NumPy or pandas warning on the way
+        with pytest.raises(error, match=match):
+            build(_frame())

@@ -174,6 +174,11 @@ def test_the_anaesthesia_data_are_dawid_and_skenes():
     (lambda: bcm.RatingsTable(np.ones((1, 2, 2)), raters=["a"]), "1 rater names given"),
     (lambda: bcm.RatingsTable(np.ones((2, 1, 2)), gold=[0]), "gold has 1 entries"),
     (lambda: bcm.RatingsTable(np.ones((1, 1, 1))), "at least two classes"),
+    # ratings 1 and "1" were two classes; list ratings met pandas' "must be 1-dimensional"
+    (lambda: bcm.RatingsTable.from_long(LONG.assign(rating=[1, "1"] * 4 + [0])),
+     "'rating' has 1 and '1'"),
+    (lambda: bcm.RatingsTable.from_long(LONG.assign(rating=[[1]] * 9)),
+     r"Ratings must be hashable labels .* got \[1\]"),
 ])
 def test_bad_input_gets_a_counts_error_naming_it(build, words):
     with pytest.raises(bcm.CountsError, match=words):
