@@ -38,6 +38,9 @@ from bayescm.data.items_frames import plain
 __all__ = ["ItemResults"]
 
 
+_RECORD_KEYS = ("successes", "trials", "models", "items")  # what to_dict always writes
+
+
 class ItemResults:
     r"""Successes out of runs of M models on the same N items (immutable, validated).
 
@@ -171,8 +174,7 @@ class ItemResults:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ItemResults:
         """Inverse of :meth:`to_dict`."""
-        if not isinstance(data, Mapping) or not {"successes", "trials", "models",
-                                                  "items"} <= set(data):
+        if not isinstance(data, Mapping) or any(key not in data for key in _RECORD_KEYS):
             raise CountsError("ItemResults.from_dict needs a mapping with keys 'successes', "
                               "'trials', 'models', 'items' (and 'clusters'), as to_dict "
                               "writes it.")
