@@ -71,10 +71,7 @@ def tidy_values(values: Any) -> np.ndarray:
 def _objects(values: list[Any]) -> np.ndarray:
     """A 1-d object array of ``values`` (``np.array`` would make equal-length tuples
     a second axis)."""
-    out = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        out[i] = v
-    return out
+    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def coo_from_columns(frame: pd.DataFrame, item: str, rater: str, rating: str, gold: Any
