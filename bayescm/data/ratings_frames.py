@@ -95,11 +95,9 @@ def coo_from_columns(frame: pd.DataFrame, item: str, rater: str, rating: str, go
     rated = ~pd.isna(frame[rating]).to_numpy()
     values_all = tidy_values(frame[rating].to_numpy()[rated])
     rater_codes, raters = pd.factorize(pd.Series(raters_all[rated], dtype=object), sort=False)
-    try:
+    try:  # factorize hashes every value: an unhashable one raises TypeError
         value_codes, label_values = pd.factorize(pd.Series(values_all, dtype=object),
                                                  sort=False)
-        for v in label_values:
-            hash(v)
     except TypeError:
         v = next(v for v in values_all if not is_hashable(v))
         raise CountsError(f"Ratings must be hashable labels (numbers, strings), got "
