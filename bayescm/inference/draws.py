@@ -170,6 +170,8 @@ def take_units(closed: ClosedForm, idx: np.ndarray) -> ClosedForm:
     from dataclasses import replace
 
     unit = next(d for d in UNIT_DIMS if d in closed.coords)
+    if np.array_equal(idx, np.arange(len(closed.coords[unit]))):
+        return closed  # every unit, in order (data such as ItemResults need no subset)
 
     def part(name: str, value: np.ndarray) -> np.ndarray:
         dims = closed.dims.get(name) or (unit,)

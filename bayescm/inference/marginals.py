@@ -167,7 +167,9 @@ def exact_marginals(family: Family, closed: ClosedForm, keys: list[str],
     >>> float(out["dor"].mean_finite[0, 0]), str(out["dor"].note.values[0, 0])[:16]
     (0.0, 'no finite mean: ')
     """
-    unit = next(d for d in closed.coords if d in ("classifier", "slice"))
+    unit = next(d for d in closed.coords if d in UNIT_DIMS)
+    if not {"cell", "actual"} & set(closed.coords):
+        return _own_betas(closed, keys, reg, unit)
     first = draws_mod.take_units(closed, np.array([0]))
     probe = _Probe(family, first, unit)
     unbounded = [k for k in keys if not np.isfinite(reg.get(k).bounds).all()]
@@ -193,6 +195,31 @@ def exact_marginals(family: Family, closed: ClosedForm, keys: list[str],
             return xr.DataArray(v, dims=dims, coords=coords)
 
         out[key] = Exact(da(a), da(b), da(mean_ok), da(sd_ok), da(sign), da(notes))
+    return out
+
+
+def _own_betas(closed: ClosedForm, keys: list[str], reg: registry.Registry, unit: str
+               ) -> dict[str, Exact]:
+    """A closed form without confusion tables: the metrics it answers exactly are its
+    own Beta variables (the items family's ``accuracy``, the registry's ``acc``)."""
+    names = list(closed.coords[unit])
+    out: dict[str, Exact] = {}
+    for name in closed.conjugate.betas:
+        try:
+            key = reg.key(name)
+        except KeyError:  # a parameter that is no metric
+            continue
+        if key not in keys or reg.per_class(key):
+            continue
+        a, b = (x[:, None] for x in np.moveaxis(_components(closed, name, unit), -1, 0))
+        nan = np.full(a.shape, np.nan)
+        notes = np.array([[f"exact: Beta({x:.6g}, {y:.6g})"] for x, y in
+                          zip(a[:, 0], b[:, 0], strict=True)], dtype=object)
+
+        def da(v: np.ndarray) -> xr.DataArray:
+            return xr.DataArray(v, dims=(unit, CLASS_DIM), coords={unit: names, CLASS_DIM: [""]})
+
+        out[key] = Exact(da(a), da(b), da(nan), da(nan), da(nan), da(notes))
     return out
 
 

@@ -130,7 +130,8 @@ def select(da: xr.DataArray, classifier: str | None) -> xr.DataArray:
     if classifier is None:
         if len(names) != 1:
             raise ValueError(
-                f"The data hold {len(names)} {unit}s {names}; say which with classifier=..."
+                f"The data hold {len(names)} {unit}s {names}; name one with a tuple "
+                f"(data, {names[0]!r}) in place of the data (or fit it alone)."
             )
         return da.isel({unit: 0}, drop=True)
     if classifier not in names:

@@ -52,10 +52,14 @@ compositions as sparse rows (``ptr``, ``pattern``, ``count``).
 """
 
 import math
+import sys
+from typing import Any
 
 import numba
 import numpy as np
+from scipy.special import betaln
 
+from bayescm.family import Kernel
 from bayescm.models.items.kernel import (
     EXPAND_SIG,
     LOGP_SIG,
@@ -63,7 +67,8 @@ from bayescm.models.items.kernel import (
     _logistic_moments_fast,
     _scale_prior,
 )
-from bayescm.models.items.marginal import POWERS_MAX
+from bayescm.models.items.marginal import POWERS_MAX, layout
+from bayescm.models.items.quadrature import NODES, WEIGHTS
 
 HEAD = 12
 TINY = 1e-250
@@ -366,3 +371,15 @@ def user_data(lay, a: float, b: float, scale_item: float, scale_cluster: float |
         head, lay.z, lay.log_omega, lay.u, np.exp(lay.log_w), lay.log_w, lay.y, lay.n,
         lay.log_binom, lay.mult, ptr, cols, lay.counts[rows, cols], acc_nodes,
         acc_weights]).astype(float)
+
+
+def kernel(res: Any, a: float, b: float, scale_item: float,
+           scale_cluster: float | None) -> Kernel:
+    """The marginal route's compiled density for one model's results (an
+    :class:`~bayescm.ItemResults`), its accuracy prior Beta(a, b) and the scales'
+    HalfNormal scales: the PyMC model's grids (:func:`~bayescm.models.items.marginal.layout`)."""
+    lay = layout(res, scale_item, scale_cluster)
+    data = user_data(lay, a, b, scale_item, scale_cluster, -float(betaln(a, b)), NODES, WEIGHTS)
+    names = ["alpha", "sigma_item"] + (["sigma_cluster"] if scale_cluster is not None else [])
+    shapes: list[tuple[int, ...]] = [(1,)] + [()] * (len(names) - 1)
+    return Kernel(sys.modules[__name__], data, len(names), names, shapes)

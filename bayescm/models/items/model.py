@@ -54,7 +54,7 @@ import xarray as xr
 from scipy.special import betaln, gammaln
 
 from bayescm.data.items import ItemResults
-from bayescm.family import Conjugate, Family, Kernel, ModelSpec, attach, register_family
+from bayescm.family import ClosedForm, Conjugate, Family, Kernel, ModelSpec, attach, register_family
 from bayescm.models.items.centring import clusters_stand_out
 from bayescm.models.items.marginal import CELLS_LIMIT, WORK_MAX, grid_work
 from bayescm.models.items.marginal import layout as marginal_layout
@@ -339,12 +339,35 @@ class Items(Family):
         b = np.array([p.beta for p in spec.priors["accuracy"]])
         return Conjugate(betas={"accuracy": (a + k, b + n - k)})
 
+    def closed_form(self, data: Any, priors: Mapping[str, Any] | None = None,
+                    options: Mapping[str, Any] | None = None) -> ClosedForm | None:
+        """One model's independent single-run scores: accuracy ~ Beta(a + k, b + n - k)
+        (None for any other results)."""
+        opts = {"centered": "auto", "marginal": "auto", **dict(options or {})}
+        spec = _specify(data, priors, opts.pop("centered"), opts.pop("marginal"))
+        if opts:  # as the builder would say
+            raise TypeError(f"items() got unexpected keyword argument(s) {sorted(opts)}.")
+        conj = self.conjugate(None, spec)  # type: ignore[arg-type]  (it reads the spec)
+        if conj is None:
+            return None
+        res: ItemResults = spec.data
+        y, n = res.successes_array, res.trials_array
+        observed = xr.DataArray(np.stack([y, n - y], -1), dims=("model", "item", "outcome"),
+                                coords={"model": list(res.models), "item": list(res.items),
+                                        "outcome": ["correct", "wrong"]})
+        return ClosedForm(spec, conj, {"accuracy": ("model",)}, {"model": list(res.models)},
+                          observed)
+
     def kernel(self, model: pm.Model, spec: ModelSpec, conjugate: Any = None) -> Kernel:
         from bayescm.models.items import kernel as _kernel_items
 
         res: ItemResults = spec.data
         if spec.extra["marginal"]:
-            return _marginal_kernel(spec)
+            from bayescm.models.items import kernel_marginal
+
+            prior = spec.priors["accuracy"][0]
+            return kernel_marginal.kernel(res, float(prior.alpha), float(prior.beta),
+                                          spec.priors["sigma_item"][0].sigma, _scale_c(spec))
         y, n = res.successes_array.astype(float), res.trials_array.astype(float)
         a = np.array([p.alpha for p in spec.priors["accuracy"]])
         b = np.array([p.beta for p in spec.priors["accuracy"]])
@@ -471,22 +494,6 @@ class Items(Family):
             + (" The item and cluster effects are integrated out by quadrature (one model): "
                "the posterior is over α and the scales." if spec.options.get("marginal")
                else ""))
-
-
-def _marginal_kernel(spec: ModelSpec) -> Kernel:
-    """The compiled density of the marginal route (the PyMC model's grids)."""
-    from bayescm.models.items import kernel_marginal
-
-    res: ItemResults = spec.data
-    scale_i, scale_c = spec.priors["sigma_item"][0].sigma, _scale_c(spec)
-    lay = marginal_layout(res, scale_i, scale_c)
-    prior = spec.priors["accuracy"][0]
-    a, b = float(prior.alpha), float(prior.beta)
-    user_data = kernel_marginal.user_data(lay, a, b, scale_i, scale_c, -float(betaln(a, b)),
-                                          NODES, WEIGHTS)
-    names = ["alpha", "sigma_item"] + (["sigma_cluster"] if scale_c is not None else [])
-    shapes: list[tuple[int, ...]] = [(1,)] + [()] * (len(names) - 1)
-    return Kernel(kernel_marginal, user_data, len(names), names, shapes)
 
 
 register_family(Items(items))

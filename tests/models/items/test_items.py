@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import integrate, special, stats
+from scipy import integrate, optimize, special, stats
 
 import bayescm as bcm
 from bayescm.analysis.items_simulate import simulate_items
@@ -233,6 +233,35 @@ def test_exact_beta_for_one_model_on_independent_items():
     assert abs(new.var() / want - 1) < 0.05  # sd of a variance ratio at 40,000 draws: 0.01
     with pytest.raises(ValueError, match="closed form"):
         bcm.fit(bcm.models.items(_results()), sampler="exact", draws=10)
+
+
+def test_summary_of_the_exact_case_is_the_beta_itself():
+    """One model on independent items answered once: ``summary`` reads the closed form
+    (as for a three-Beta fit), not the draws: no Monte Carlo error in any column."""
+    res = _one_model(28, 40)
+    idata = bcm.fit(bcm.models.items(res, priors={"accuracy": "beta:2,1"}), sampler="exact",
+                    draws=300, chains=2, random_seed=1)
+    row = bcm.summary(idata, metrics=["accuracy"]).loc[("m", "acc")]
+    post = stats.beta(30, 13)
+    # the 95% HDI found independently: the shortest interval holding 95%
+    best = optimize.minimize_scalar(lambda lo: post.ppf(post.cdf(lo) + 0.95) - lo,
+                                    bounds=(0.0, post.ppf(0.05)), method="bounded",
+                                    options={"xatol": 1e-12})
+    lower, upper = best.x, post.ppf(post.cdf(best.x) + 0.95)
+    assert bool(row["exact"]) and row["note"] == "exact: Beta(30, 13)"
+    np.testing.assert_allclose([row["mean"], row["sd"], row["median"]],
+                               [post.mean(), post.std(), post.median()], rtol=1e-12)
+    np.testing.assert_allclose([row["hdi_lower"], row["hdi_upper"]], [lower, upper], atol=1e-7)
+    assert row["mcse_mean"] == row["mcse_hdi_lower"] == row["mcse_hdi_upper"] == 0.0
+    family = bcm.models.get_family("items")
+    closed = family.closed_form(res, {"accuracy": "beta:2,1"})
+    np.testing.assert_array_equal(closed.observed, idata.observed_data["counts"])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        family.closed_form(res, None, {"centred": True})
+    # several models, clusters or runs: no closed form (summary reads the draws)
+    assert family.closed_form(_results()) is None
+    assert family.closed_form(_results(icc=0.2)) is None
+    assert family.closed_form(_results(acc=(0.7,), runs=3)) is None
 
 
 def test_nuts_matches_the_exact_beta():
