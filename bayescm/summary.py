@@ -164,7 +164,8 @@ def summary(
         ``mcse_mean, mcse_hdi_lower, mcse_hdi_upper`` (0 for exact rows, NaN where
         unknown), ``exact`` (True where the row is the exact Beta marginal) and
         ``note`` (the Beta, or why a mean or sd does not exist; ``""``).  ``plug_in``
-        is the metric of the observed table (NaN where undefined, and without labels).
+        is the metric of the observed table (NaN where undefined, and without labels;
+        for item-level results, ``acc``'s is the mean item score).
         ``attrs["group"]`` names the group read; for a sliced matrix whose classifier
         was named, ``attrs["classifier"]`` is it.
 
@@ -226,6 +227,8 @@ def summary(
     if unit is not None and unit in ds.dims and (
             "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
         plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
+    elif unit is not None and unit in ds.dims and "outcome" in obs.dims:
+        plug = _scored_plug_in(obs.sel({unit: ds[unit].values}), unit, list(arrays))
     iid = idata_mod.attrs(idata).get("sampler") == "exact"
     exact = _exact_of(idata, list(arrays), reg) if group == "posterior" else None
     out = table(arrays, hdi_prob=hdi_prob, plug=plug, undefined=group != "posterior",
@@ -249,6 +252,17 @@ def _exact_of(idata: Any, keys: list[str], reg: registry.Registry
         return marginals_mod.exact_marginals(*found, keys, reg)
     except (KeyError, ValueError, IndexError):  # a family whose draws have no theta
         return None
+
+
+def _scored_plug_in(obs: xr.DataArray, unit: str, keys: list[str]) -> xr.Dataset:
+    """Item-level scores (counts on dim ``outcome``: ``correct``, ``wrong``): the plug-in
+    accuracy is each unit's mean item score (each item's share correct over its runs,
+    averaged over the items), the centre of the CLT interval of
+    :func:`bayescm.analysis.benchmark_intervals`; no other metric has one."""
+    item = obs.sel(outcome="correct") / obs.sum("outcome")
+    acc = item.mean([d for d in item.dims if d != unit]).astype(float)
+    nan = xr.full_like(acc, np.nan)
+    return xr.Dataset({k: acc if k == "acc" else nan for k in keys})
 
 
 def _table_of(ds: xr.Dataset) -> xr.DataArray | None:

@@ -253,6 +253,7 @@ def test_summary_of_the_exact_case_is_the_beta_itself():
                                [post.mean(), post.std(), post.median()], rtol=1e-12)
     np.testing.assert_allclose([row["hdi_lower"], row["hdi_upper"]], [lower, upper], atol=1e-7)
     assert row["mcse_mean"] == row["mcse_hdi_lower"] == row["mcse_hdi_upper"] == 0.0
+    assert row["plug_in"] == 28 / 40  # the share correct
     family = bcm.models.get_family("items")
     closed = family.closed_form(res, {"accuracy": "beta:2,1"})
     np.testing.assert_array_equal(closed.observed, idata.observed_data["counts"])
@@ -297,6 +298,25 @@ def test_paired_by_construction():
     assert set(board.summary.index) == {"model_0", "model_1"}
     table = bcm.summary(joint, metrics=["acc"])
     assert len(table) == 2
+
+
+@pytest.mark.filterwarnings("ignore::bayescm.ConvergenceWarning")  # 200 draws suffice here
+def test_summary_plug_in_is_the_mean_item_score():
+    """``plug_in`` of an items fit: each model's mean item score, every item weighing the
+    same whatever its runs (not the pooled share of all runs)."""
+    runs = [1, 3] * 6
+    # one-run items right (but b's first), three-run items right once in three
+    rows = [{"item": i, "model": m, "run": r,
+             "correct": int(r == 0 and not (m == "b" and i == 0))}
+            for m in ("a", "b") for i, n in enumerate(runs) for r in range(n)]
+    res = bcm.ItemResults.from_frame(pd.DataFrame(rows), run="run")
+    fit = bcm.fit(bcm.models.items(res), draws=200, chains=2, random_seed=1, prior=False)
+    table = bcm.summary(fit)
+    for m in ("a", "b"):
+        scores = pd.DataFrame([r for r in rows if r["model"] == m]).groupby("item")["correct"]
+        assert table.loc[(m, "acc"), "plug_in"] == pytest.approx(scores.mean().mean(),
+                                                                  rel=1e-12)
+        assert scores.mean().mean() != pytest.approx(scores.sum().sum() / sum(runs))
 
 
 def test_prior_draws_give_the_beta_prior_of_accuracy():
