@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayescm import idata as idata_mod
 from bayescm import metrics as registry
+from bayescm.data.confusion import unit_of
 from bayescm.inference.posterior import metric_draws, select, select_class
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi
 
@@ -149,7 +151,9 @@ def compare(
         Each an InferenceData (binary or multiclass fit), a ConfusionMatrix or a
         MulticlassConfusionMatrix holding one classifier, or a tuple
         ``(data, classifier_name)`` to pick one from a batch.  Both binary or both
-        multiclass.
+        multiclass.  Two models of one item-level fit (``(fit, "A"), (fit, "B")``)
+        answered the same items: their joint draws are paired by position, the
+        result equals :func:`~bayescm.analysis.compare_paired`'s and says ``"paired"``.
     metric
         Key or alias of the registry that answers for the data
         (:func:`bayescm.metrics.registry_for`): binary keys, or for K classes the
@@ -228,5 +232,17 @@ def compare(
     diff = da.values.reshape(-1)[:n] - db.values.reshape(-1)[:n]
     diff_da = xr.DataArray(diff.reshape(1, -1), dims=SAMPLE_DIMS, name=f"{key}_difference")
     probability, higher = _p_better(diff, margin, key)
-    return Comparison(key, float(margin), "independent", diff_da, probability, hdi_prob,
+    return Comparison(key, float(margin), _design(a, b), diff_da, probability, hdi_prob,
                       higher_is_better=higher, class_label=label)
+
+
+def _design(a: Any, b: Any) -> str:
+    """``"paired"`` for two models of one item-level fit (unit ``model``: they answered
+    the same items, and position pairs their joint draws, as compare_paired does);
+    ``"independent"`` otherwise."""
+    if not (isinstance(a, tuple) and isinstance(b, tuple) and a[0] is b[0]):
+        return "independent"
+    fit = a[0]
+    items = (idata_mod.is_inference_data(fit) and idata_mod.has_group(fit, "posterior")
+             and unit_of(idata_mod.group(fit, "posterior")) == "model")
+    return "paired" if items else "independent"

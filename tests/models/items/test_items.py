@@ -286,6 +286,11 @@ def test_paired_by_construction():
     joint = bcm.fit(bcm.models.items(res), draws=1000, chains=2, random_seed=1, prior=False)
     diff = bcm.analysis.compare_paired(joint, "model_0", "model_1", "acc")
     assert diff.design == "paired" and (diff.a, diff.b) == ("model_0", "model_1")
+    # compare on two models of the one fit: the same joint draws, so the same answer
+    same = bcm.analysis.compare((joint, "model_0"), (joint, "model_1"), "acc")
+    assert same.design == "paired" and same.probability == diff.probability
+    np.testing.assert_array_equal(same.difference.values.ravel(),
+                                  diff.difference.values.ravel())
     # independent fits of each model: the exact Beta of each one's own scores
     k = res.successes_array.sum(axis=1)
     sd_independent = np.sqrt(sum(stats.beta(1 + kk, 1 + 150 - kk).var() for kk in k))
