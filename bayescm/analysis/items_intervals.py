@@ -26,8 +26,9 @@ correlation of the item scores,
 once).
 
 bayescm's interval is equal-tailed by default: the :math:`(1 \mp p)/2` quantiles of
-the posterior draws.  Accuracy's posterior is skewed when clusters differ, and there
-the highest-density interval, which leans toward the mode, covers less.  In simulated
+the posterior draws (of the Beta itself where the fit is the exact one).  Accuracy's
+posterior is skewed when clusters differ, and there the highest-density interval,
+which leans toward the mode, covers less.  In simulated
 benchmarks (``benchmarks/bench_items_calibration.py``: one model at accuracy 0.7,
 10-300 items in clusters of 5, intra-cluster correlation 0.1 and 0.3, 1 and 3 runs,
 200 data sets per cell) the equal-tailed interval covered as much as the HDI of the
@@ -51,6 +52,7 @@ from bayescm.data.items import ItemResults
 from bayescm.inference.arguments import check_fit_result
 from bayescm.stats import (
     SAMPLE_DIMS,
+    beta_hdi_any,
     check_hdi_prob,
     check_interval_kind,
     credible_interval,
@@ -92,9 +94,21 @@ def _fit(results: ItemResults, random_seed: int | None, fit_options: dict) -> An
     exact = (results.n_models == 1 and results.clusters is None and results.one_run)
     options = {"sampler": "exact" if exact else "nuts", "prior": False, "predictive": False,
                "random_seed": random_seed, **fit_options}
-    if exact:
-        options.setdefault("draws", 20_000)
     return fit(model, **options)
+
+
+def _exact_betas(idata: Any) -> dict[str, tuple[float, float]]:
+    """``model -> (a, b)`` where the fit's recorded model has accuracy ~ Beta(a, b)
+    exactly and the fit's draws are that closed form's (else empty)."""
+    from bayescm.inference.marginals import closed_form_of
+
+    found = closed_form_of(idata)
+    if found is None or "accuracy" not in found[1].conjugate.betas:
+        return {}
+    closed = found[1]
+    a, b = (np.ravel(v) for v in closed.conjugate.betas["accuracy"])
+    return {str(m): (float(x), float(y))
+            for m, x, y in zip(closed.coords["model"], a, b, strict=True)}
 
 
 def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: float = 0.95,
@@ -114,7 +128,9 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         Mass of every interval (the classical ones use the normal quantile).
     kind
         bayescm's interval: ``"equal_tailed"`` (default; the quantiles of the
-        posterior draws, see above) or ``"hdi"`` (as in :func:`bayescm.summary`).
+        posterior draws, see above) or ``"hdi"`` (as in :func:`bayescm.summary`).  A
+        fit by the exact sampler of one model on independent items answered once
+        gives the Beta's own quantiles (or HDI) and mean, without Monte Carlo error.
 
     Returns
     -------
@@ -153,6 +169,7 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
     acc = post["accuracy"]
     _check_fit_of(results, acc, idata)
     z = float(sps.norm.ppf(0.5 + hdi_prob / 2))
+    exact = _exact_betas(idata)
     scores = results.successes_array / results.trials_array
     cluster = results.cluster_index
     sizes = results.cluster_sizes
@@ -165,11 +182,18 @@ def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: fl
         se_clt = float(np.sqrt(np.sum(resid**2) / (n_ * max(n_ - 1, 1))))
         se_cl = float(np.sqrt(np.sum(np.bincount(cluster, weights=resid) ** 2)) / n_)
         rho = icc_anova(s, cluster) if results.clusters is not None else 0.0
-        draws = acc.sel(model=name).transpose(*SAMPLE_DIMS).values.reshape(-1)
-        lo, hi = credible_interval(draws, hdi_prob, kind)
+        if str(name) in exact:  # the closed form itself, as bcm.summary reads it
+            a, b = exact[str(name)]
+            lo, hi = (beta_hdi_any(a, b, hdi_prob=hdi_prob) if kind == "hdi" else
+                      sps.beta.ppf([(1 - hdi_prob) / 2, (1 + hdi_prob) / 2], a, b))
+            centre = a / (a + b)
+        else:
+            draws = acc.sel(model=name).transpose(*SAMPLE_DIMS).values.reshape(-1)
+            lo, hi = credible_interval(draws, hdi_prob, kind)
+            centre = draws.mean()
         rows.append({
             "model": name, "n_items": n_, "mean": mean,
-            "bayes_mean": float(draws.mean()), "bayes_lower": float(lo),
+            "bayes_mean": float(centre), "bayes_lower": float(lo),
             "bayes_upper": float(hi), "se_clt": se_clt, "clt_lower": mean - z * se_clt,
             "clt_upper": mean + z * se_clt, "se_clustered": se_cl,
             "clustered_lower": mean - z * se_cl, "clustered_upper": mean + z * se_cl,

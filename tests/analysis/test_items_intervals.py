@@ -90,18 +90,27 @@ def test_icc_anova_against_statsmodels_free_formula():
 
 
 def test_default_fit_is_exact_for_one_model():
+    """One model on independent items answered once: the interval and mean are the exact
+    Beta's (no Monte Carlo error), equal-tailed or highest-density."""
     df = pd.DataFrame({"item": range(50), "model": "m", "correct": [1] * 35 + [0] * 15})
     res = bcm.ItemResults.from_frame(df)
     post = stats.beta(36, 16)
-    # 20,000 i.i.d. draws of the exact Beta(36, 16): the CDF at the sampled 2.5% quantile
-    # has sd sqrt(0.025 * 0.975 / 20000) = 0.0011 (0.005: more than 4 sd)
     table = bcm.analysis.benchmark_intervals(res, random_seed=1)
+    row = table.loc["m"]
+    np.testing.assert_allclose([row["bayes_lower"], row["bayes_upper"], row["bayes_mean"]],
+                               [*post.ppf([0.025, 0.975]), post.mean()], rtol=1e-12)
+    table = bcm.analysis.benchmark_intervals(res, random_seed=1, kind="hdi", hdi_prob=0.9)
     lo, hi = table.loc["m", ["bayes_lower", "bayes_upper"]]
-    assert abs(post.cdf(lo) - 0.025) < 0.005 and abs(post.cdf(hi) - 0.975) < 0.005
-    table = bcm.analysis.benchmark_intervals(res, random_seed=1, kind="hdi")
-    lo, hi = table.loc["m", ["bayes_lower", "bayes_upper"]]
-    assert abs(post.cdf(hi) - post.cdf(lo) - 0.95) < 0.01
-    assert abs(post.pdf(hi) - post.pdf(lo)) < 0.3  # an HDI: equal density at both ends
+    # the HDI's two conditions, solved independently of bayescm.stats.beta_hdi
+    assert post.cdf(hi) - post.cdf(lo) == pytest.approx(0.9, abs=1e-9)
+    assert post.pdf(hi) == pytest.approx(post.pdf(lo), rel=1e-6)
+    # a NUTS fit of the same model: its draws' quantiles (MC error, not the closed form)
+    nuts = bcm.fit(bcm.models.items(res), draws=500, chains=2, random_seed=2, prior=False)
+    lo, hi = bcm.analysis.benchmark_intervals(res, nuts).loc["m", ["bayes_lower",
+                                                                   "bayes_upper"]]
+    # the CDF at a sampled 2.5% quantile has sd sqrt(0.025 * 0.975 / ESS) <= 0.007 at
+    # ESS >= 500 (1,000 draws): 0.025 is more than 3.5 sd
+    assert lo != post.ppf(0.025) and abs(post.cdf(lo) - 0.025) < 0.025
 
 
 def test_compare_paired_errors_on_a_fit():
