@@ -267,6 +267,11 @@ def _closed_form(obj: Any) -> tuple[Family, ClosedForm]:
         if conj is None:
             raise ValueError(_no_closed_form(family))
         coords = draws_mod.coords_of(obj)
+        if not {"cell", "actual"} & set(coords):  # no confusion tables to stream metrics of
+            raise ValueError(f"summary_exact summarises the metrics of confusion matrices, "
+                             f"which {family.name} models do not have. Use bcm.fit(model, "
+                             "sampler='exact') and bcm.summary (exact rows, no Monte Carlo "
+                             "error).")
         dims = {name: tuple(obj.named_vars_to_dims.get(name) or ())
                 for name in (*conj.betas, *conj.dirichlets, *conj.fixed)}
         return family, ClosedForm(spec, conj, dims, coords, draws_mod.observed(obj))

@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     import pymc as pm
 
 __all__ = ["EXACT_BYTES", "EXACT_DRAWS", "LOG_LIKELIHOOD_MAX_VALUES", "METRIC_DTYPE",
-           "LogLikelihoodNotice", "complete", "default_draws", "exact_draws", "is_multiclass",
-           "log_likelihood", "metric_keys", "multinomial", "observed", "predictive",
-           "prior_draws", "take_units", "values_per_draw", "with_metrics", "with_unit_coords"]
+           "LogLikelihoodNotice", "closed_form_draws", "complete", "default_draws",
+           "exact_draws", "is_multiclass", "log_likelihood", "metric_keys", "multinomial",
+           "observed", "predictive", "prior_draws", "take_units", "values_per_draw",
+           "with_metrics", "with_unit_coords"]
 
 # Metric draws are float64, as parameters and theta: float32's seven digits hid real
 # spread (at tp = tn = 10^9, fn = fp = 1 every accuracy draw rounded to 1.0 and the HDI
@@ -158,7 +159,12 @@ def default_draws(model: Any, sampler: str, chains: Any) -> int:
         return 1000
     dims = {name: tuple(model.named_vars_to_dims.get(name) or ())
             for name in (*conj.betas, *conj.dirichlets, *conj.fixed)}
-    closed = ClosedForm(spec, conj, dims, coords_of(model))
+    return closed_form_draws(ClosedForm(spec, conj, dims, coords_of(model)), int(chains))
+
+
+def closed_form_draws(closed: ClosedForm, chains: int) -> int:
+    """Default draws per chain of an exact fit: sized to a batch of confusion matrices
+    (:func:`exact_draws`), else 1,000 (one items model's Beta)."""
     unit = next((d for d in ("classifier", "slice") if d in closed.coords), None)
     if unit is None:
         return 1000

@@ -318,10 +318,8 @@ def fit_closed_form(
         raise ValueError(f"The {fam.name} family has no closed-form posterior; build its model "
                          "and use bayescm.fit.")
     keys = draws_mod.metric_keys(metrics, closed.dims.get("theta") or tuple(closed.coords))
-    if draws is None:
-        unit = next(d for d in ("classifier", "slice") if d in closed.coords)
-        draws = draws_mod.exact_draws(len(closed.coords[unit]),
-                                      draws_mod.values_per_draw(closed), chains)
+    if draws is None:  # as fit(sampler="exact") on the built model
+        draws = draws_mod.closed_form_draws(closed, chains)
     budget.check_fit(None, fam, closed.spec, closed.conjugate, keys, closed.observed,
                      draws=draws, tune=0, chains=chains, sampler="exact", predictive=False,
                      prior=False, log_likelihood=False, closed=closed)

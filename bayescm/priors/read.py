@@ -465,13 +465,21 @@ def resolve(
         kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
         size = _size(default)
         if isinstance(spec, Mapping) and not hasattr(spec, "distribution"):
-            bad = sorted(set(map(str, spec)) - set(names))
+            # units are named by their text (a model 1 is '1' in the data): a key is
+            # looked up the same way, or its prior would be checked and then never used
+            keyed: dict[str, Any] = {}
+            for unit, prior in spec.items():
+                if str(unit) in keyed:
+                    raise PriorError(f"Prior for {key!r} names {str(unit)!r} twice (as "
+                                     f"{[u for u in spec if str(u) == str(unit)]}).")
+                keyed[str(unit)] = prior
+            bad = sorted(set(keyed) - set(map(str, names)))
             if bad:
                 raise PriorError(
                     f"Prior for {key!r} names {bad}, which are not in the data ({names})."
                 )
-            per = [coerce(spec.get(c, default), kind=kind, name=key, matrix=key in matrices,
-                          k=size) for c in names]
+            per = [coerce(keyed.get(str(c), default), kind=kind, name=key,
+                          matrix=key in matrices, k=size) for c in names]
         else:
             per = [coerce(spec, kind=kind, name=key, matrix=key in matrices, k=size)
                    ] * len(names)

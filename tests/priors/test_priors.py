@@ -39,5 +39,12 @@ def test_resolve_by_name_and_classifier():
         priors.resolve("three_beta", {"sensitivity": Beta(1, 1)}, ["a"])
     with pytest.raises(PriorError, match="not in the data"):
         priors.resolve("three_beta", {"tpr": {"zz": Beta(1, 1)}}, ["a"])
+    # units are named by their text (a model or classifier 1 is '1' in the data): a key 1
+    # is the unit '1' (it had passed the check and then been left out, silently)
+    out = priors.resolve("three_beta", {"tpr": {1: "beta:20,4", 2.5: "beta:3,3"}},
+                         ["1", "2.5", "b"])
+    assert out["tpr"] == [Beta(20, 4), Beta(3, 3), Beta(1, 1)]
+    with pytest.raises(PriorError, match="twice"):
+        priors.resolve("three_beta", {"tpr": {1: Beta(2, 2), "1": Beta(3, 3)}}, ["1"])
     with pytest.raises(PriorError, match="4 concentrations"):
         priors.resolve("dirichlet_multinomial", {"theta": Dirichlet((1, 1))}, ["a"])

@@ -9,6 +9,7 @@ from scipy import integrate, optimize, special, stats
 
 import bayescm as bcm
 from bayescm.analysis.items_simulate import simulate_items
+from bayescm.inference import fit_closed_form
 from bayescm.models.items.newset import new_set_accuracy
 from bayescm.models.items.quadrature import accuracy_of, alpha_of
 from tests.models.test_models import _kernel_logp, assert_kernel_is_model
@@ -259,6 +260,14 @@ def test_summary_of_the_exact_case_is_the_beta_itself():
     np.testing.assert_array_equal(closed.observed, idata.observed_data["counts"])
     with pytest.raises(TypeError, match="unexpected keyword"):
         family.closed_form(res, None, {"centred": True})
+    # the same draws from the closed form alone (no model built), with fit's default size
+    alone = fit_closed_form(family, res, priors={"accuracy": "beta:2,1"},
+                            random_seed=1)
+    built = bcm.fit(bcm.models.items(res, priors={"accuracy": "beta:2,1"}), sampler="exact",
+                    random_seed=1)
+    np.testing.assert_array_equal(alone.posterior["accuracy"], built.posterior["accuracy"])
+    with pytest.raises(ValueError, match="summary_exact summarises the metrics of confusion"):
+        bcm.summary_exact(bcm.models.items(res))
     # several models, clusters or runs: no closed form (summary reads the draws)
     assert family.closed_form(_results()) is None
     assert family.closed_form(_results(icc=0.2)) is None
