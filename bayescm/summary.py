@@ -227,7 +227,8 @@ def summary(
     if unit is not None and unit in ds.dims and (
             "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
         plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
-    elif unit is not None and unit in ds.dims and "outcome" in obs.dims:
+    elif (unit is not None and unit in ds.dims and "outcome" in obs.dims
+          and {"correct", "wrong"} == set(obs["outcome"].values.tolist())):
         plug = _scored_plug_in(obs.sel({unit: ds[unit].values}), unit, list(arrays))
     iid = idata_mod.attrs(idata).get("sampler") == "exact"
     exact = _exact_of(idata, list(arrays), reg) if group == "posterior" else None

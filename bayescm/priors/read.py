@@ -453,9 +453,7 @@ def resolve(
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(base))
     if unknown:
-        raise PriorError(
-            f"{model} has no parameter(s) {unknown}; its priors are {sorted(base)}."
-        )
+        raise PriorError(f"{model} has no parameter(s) {unknown}; its priors are {sorted(base)}.")
     out: dict[str, list[Prior]] = {}
     units = dict(units or {})
     matrices = dict(matrices or {})
@@ -465,19 +463,13 @@ def resolve(
         kind = next(k for k, cls in _KINDS.items() if isinstance(default, cls))
         size = _size(default)
         if isinstance(spec, Mapping) and not hasattr(spec, "distribution"):
-            # units are named by their text (a model 1 is '1' in the data): a key is
-            # looked up the same way, or its prior would be checked and then never used
-            keyed: dict[str, Any] = {}
-            for unit, prior in spec.items():
-                if str(unit) in keyed:
-                    raise PriorError(f"Prior for {key!r} names {str(unit)!r} twice (as "
-                                     f"{[u for u in spec if str(u) == str(unit)]}).")
-                keyed[str(unit)] = prior
+            keyed = {str(u): p for u, p in spec.items()}  # units go by their text: 1 is '1'
+            if len(keyed) < len(spec):
+                raise PriorError(f"Prior for {key!r} names one unit twice: {list(spec)}.")
             bad = sorted(set(keyed) - set(map(str, names)))
             if bad:
-                raise PriorError(
-                    f"Prior for {key!r} names {bad}, which are not in the data ({names})."
-                )
+                raise PriorError(f"Prior for {key!r} names {bad}, which are not in the data "
+                                 f"({names}).")
             per = [coerce(keyed.get(str(c), default), kind=kind, name=key,
                           matrix=key in matrices, k=size) for c in names]
         else:
