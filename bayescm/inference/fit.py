@@ -257,6 +257,8 @@ def fit(
     if spec is not None:
         groups = draws_mod.with_unit_coords(groups, spec.data)
     attrs = _attrs(family, spec, sampler, used_engine, parameters, predictive_n, random_seed)
+    if pristine:  # what the builder's own model drew: later additions are the user's
+        attrs["builder_variables"] = ",".join(sorted(map(str, groups["posterior"].data_vars)))
     if sampler != "exact":
         # the convergence check keeps its own cost to a share of the fit (ARVIZ_MAX_SHARE)
         attrs["fit_seconds"] = round(time.perf_counter() - fit_start, 4)

@@ -132,6 +132,8 @@ def closed_form_of(idata: Any) -> tuple[Family, ClosedForm] | None:
     if idata_mod.has_group(idata, "posterior"):
         post = idata_mod.group(idata, "posterior")
         made = _made_names(family, closed)
+        # a NUTS fit of the builder's model also holds its other parameters (item effects)
+        made |= set(str(idata_mod.attrs(idata).get("builder_variables", "")).split(","))
         reg = registry.registry_for(post)
         if any(name not in made and name not in reg.names() for name in post.data_vars):
             return None

@@ -238,7 +238,8 @@ def test_exact_beta_for_one_model_on_independent_items():
 
 def test_summary_of_the_exact_case_is_the_beta_itself():
     """One model on independent items answered once: ``summary`` reads the closed form
-    (as for a three-Beta fit), not the draws: no Monte Carlo error in any column."""
+    (as for a three-Beta fit), not the draws: no Monte Carlo error in any column, for
+    the exact sampler's draws and for NUTS on the builder's model alike."""
     res = _one_model(28, 40)
     idata = bcm.fit(bcm.models.items(res, priors={"accuracy": "beta:2,1"}), sampler="exact",
                     draws=300, chains=2, random_seed=1)
@@ -268,6 +269,13 @@ def test_summary_of_the_exact_case_is_the_beta_itself():
     np.testing.assert_array_equal(alone.posterior["accuracy"], built.posterior["accuracy"])
     with pytest.raises(ValueError, match="summary_exact summarises the metrics of confusion"):
         bcm.summary_exact(bcm.models.items(res))
+    # NUTS on the builder's model (either route) samples the same posterior: the same rows
+    for marginal in (False, True):
+        nuts = bcm.fit(bcm.models.items(res, priors={"accuracy": "beta:2,1"},
+                                        marginal=marginal), draws=500, chains=2,
+                       random_seed=3, prior=False)
+        again = bcm.summary(nuts, metrics=["accuracy"]).loc[("m", "acc")]
+        assert again["exact"] and again["hdi_lower"] == row["hdi_lower"]
     # several models, clusters or runs: no closed form (summary reads the draws)
     assert family.closed_form(_results()) is None
     assert family.closed_form(_results(icc=0.2)) is None
