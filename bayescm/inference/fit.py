@@ -184,6 +184,9 @@ def fit(
     if draws is None:
         draws = draws_mod.default_draws(model, sampler, chains)
     _check_args(model, draws, tune, chains, sampler, engine, predictive_n)
+    if progress is not None and not callable(progress):  # progressbar= is the on/off switch
+        raise TypeError(f"progress takes a function of a FitProgress (or None), got "
+                        f"{progress!r}; for a progress bar pass progressbar=True.")
     check_seed(random_seed)
     check_target_accept(target_accept)
     fit_start = time.perf_counter()

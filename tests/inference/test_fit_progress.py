@@ -97,3 +97,12 @@ def test_an_error_in_the_progress_function_stops_the_fit(monkeypatch):
     with pytest.raises(ValueError, match="stop"):
         bcm.fit(_hui_walter(), draws=20000, tune=1000, chains=2, random_seed=6,
                 progress=fail)
+
+
+@pytest.mark.parametrize("progress", [False, True, "bar"])
+def test_progress_that_is_no_function_is_refused_before_sampling(progress):
+    """``progress=False`` (read as the progress bar's switch) once failed inside the
+    sampler with "'bool' object is not callable"; it is refused before anything runs."""
+    with pytest.raises(TypeError, match="progressbar=True"):
+        bcm.fit(_hui_walter(), draws=100, tune=100, chains=1, random_seed=1,
+                progress=progress)
