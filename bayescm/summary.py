@@ -54,6 +54,7 @@ import xarray as xr
 from bayescm import idata as idata_mod
 from bayescm import metrics as registry
 from bayescm.data.confusion import UNIT_DIMS, unit_of
+from bayescm.data.items import OUTCOMES
 from bayescm.stats import SAMPLE_DIMS, check_hdi_prob, hdi, hdi_mcse
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def summary(
             "cell" in obs.dims or registry.is_multiclass_dims(obs.dims)):  # labelled data
         plug = reg.compute(obs.sel({unit: ds[unit].values}), list(arrays))
     elif (unit is not None and unit in ds.dims and "outcome" in obs.dims
-          and {"correct", "wrong"} == set(obs["outcome"].values.tolist())):
+          and set(OUTCOMES) == set(obs["outcome"].values.tolist())):
         plug = _scored_plug_in(obs.sel({unit: ds[unit].values}), unit, list(arrays))
     iid = idata_mod.attrs(idata).get("sampler") == "exact"
     exact = _exact_of(idata, list(arrays), reg) if group == "posterior" else None
@@ -260,7 +261,7 @@ def _scored_plug_in(obs: xr.DataArray, unit: str, keys: list[str]) -> xr.Dataset
     accuracy is each unit's mean item score (each item's share correct over its runs,
     averaged over the items), the centre of the CLT interval of
     :func:`bayescm.analysis.benchmark_intervals`; no other metric has one."""
-    item = obs.sel(outcome="correct") / obs.sum("outcome")
+    item = obs.sel(outcome=OUTCOMES[0]) / obs.sum("outcome")
     acc = item.mean([d for d in item.dims if d != unit]).astype(float)
     nan = xr.full_like(acc, np.nan)
     return xr.Dataset({k: acc if k == "acc" else nan for k in keys})

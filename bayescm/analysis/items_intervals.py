@@ -98,17 +98,20 @@ def _fit(results: ItemResults, random_seed: int | None, fit_options: dict) -> An
 
 
 def _exact_betas(idata: Any) -> dict[str, tuple[float, float]]:
-    """``model -> (a, b)`` where the fit's recorded model has accuracy ~ Beta(a, b)
-    exactly and the fit's draws are that closed form's (else empty)."""
-    from bayescm.inference.marginals import closed_form_of
+    """``model -> (a, b)`` where the fit's closed form says accuracy ~ Beta(a, b) exactly
+    (what :func:`bayescm.summary` reads; else empty)."""
+    from bayescm import metrics as registry
+    from bayescm.inference.marginals import closed_form_of, exact_marginals
 
     found = closed_form_of(idata)
-    if found is None or "accuracy" not in found[1].conjugate.betas:
+    exact = (None if found is None else
+             exact_marginals(*found, ["acc"], registry.registry_for(idata)).get("acc"))
+    if exact is None:
         return {}
-    closed = found[1]
-    a, b = (np.ravel(v) for v in closed.conjugate.betas["accuracy"])
+    a, b = (x.isel(**{"class": 0}) for x in (exact.a, exact.b))
     return {str(m): (float(x), float(y))
-            for m, x, y in zip(closed.coords["model"], a, b, strict=True)}
+            for m, x, y in zip(a["model"].values, a.values, b.values, strict=True)
+            if np.isfinite(x)}
 
 
 def benchmark_intervals(results: ItemResults, idata: Any = None, *, hdi_prob: float = 0.95,

@@ -35,7 +35,11 @@ from bayescm.data.counts import CountsError, is_hashable, names_as_text
 from bayescm.data.items_frames import from_frame as _from_frame
 from bayescm.data.items_frames import plain
 
-__all__ = ["ItemResults"]
+__all__ = ["OUTCOMES", "ItemResults"]
+
+OUTCOMES: tuple[str, str] = ("correct", "wrong")
+"""Coordinates of dim ``outcome`` of the items model's observed counts (``counts_data``,
+and ``observed_data`` of its fits): each model's correct and wrong answers per item."""
 
 
 _RECORD_KEYS = ("successes", "trials", "models", "items")  # what to_dict always writes

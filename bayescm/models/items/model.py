@@ -53,7 +53,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import betaln, gammaln
 
-from bayescm.data.items import ItemResults
+from bayescm.data.items import OUTCOMES, ItemResults
 from bayescm.family import ClosedForm, Conjugate, Family, Kernel, ModelSpec, attach, register_family
 from bayescm.models.items.centring import clusters_stand_out
 from bayescm.models.items.marginal import CELLS_LIMIT, WORK_MAX, grid_work
@@ -159,8 +159,7 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
     spec = _specify(results, priors, centered, marginal)
     res: ItemResults = spec.data
     opts = spec.extra
-    coords = {"model": list(res.models), "item": list(res.items),
-              "outcome": ["correct", "wrong"]}
+    coords = {"model": list(res.models), "item": list(res.items), "outcome": list(OUTCOMES)}
     if opts["clustered"]:
         coords["cluster"] = list(res.clusters)
     y, n = res.successes_array, res.trials_array
@@ -354,7 +353,7 @@ class Items(Family):
         y, n = res.successes_array, res.trials_array
         observed = xr.DataArray(np.stack([y, n - y], -1), dims=("model", "item", "outcome"),
                                 coords={"model": list(res.models), "item": list(res.items),
-                                        "outcome": ["correct", "wrong"]})
+                                        "outcome": list(OUTCOMES)})
         return ClosedForm(spec, conj, {"accuracy": ("model",)}, {"model": list(res.models)},
                           observed)
 
