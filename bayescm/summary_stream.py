@@ -17,7 +17,8 @@ registry at once, class axis first, into rows of draws laid out as the table rea
 them (no copy between), and large jobs summarise those rows with the compiled
 median, HDI and MCSE of :mod:`bayescm.inference.order_stats` (the numbers of
 :func:`bayescm.stats.hdi` and :func:`bayescm.stats.hdi_mcse`, from one set of sorts).
-Each chunk aligns only its own classifiers' closed-form marginals.
+Each chunk looks its classifiers' closed-form marginals up by name (a Dask task
+is shipped its own classifiers' only).
 
 Each classifier gets its own random stream (a child of ``numpy.random.SeedSequence
 (random_seed)``, spawned in classifier order), so the table does not depend on
@@ -172,15 +173,15 @@ def summary_exact(
         chunks = [np.arange(start, min(start + int(chunk), len(names)))
                   for start in range(0, len(names), int(chunk))]
         parts = (draws_mod.take_units(closed, idx) for idx in chunks)
-        # each chunk gets its own units' closed-form marginals (aligning all of them
-        # to every chunk's rows would cost chunks x units)
-        known = (_take_exact(exact, unit, idx) for idx in chunks)
         if client is None:  # _AT_ONCE chunks at a time
+            # every chunk reads the one set of closed-form marginals: the table looks
+            # its rows up by name (cutting each chunk's out cost more than the lookup)
             with ThreadPoolExecutor(_AT_ONCE) as pool:
-                frames = list(pool.map(work, chunks, parts, known))
-        else:  # one task per chunk; only the chunks' tables come back
-            frames = client.gather(client.map(work, chunks, list(parts), list(known),
-                                              pure=False))
+                frames = list(pool.map(work, chunks, parts, [exact] * len(chunks)))
+        else:  # one task per chunk, shipped with its own units' marginals only; only
+            # the chunks' tables come back
+            known = [_take_exact(exact, unit, idx) for idx in chunks]
+            frames = client.gather(client.map(work, chunks, list(parts), known, pure=False))
     out = pd.concat(frames)
     out.attrs.update(hdi_prob=hdi_prob, group="posterior", sampler="exact",
                      model=closed.spec.family, draws=draws * chains)
@@ -224,7 +225,7 @@ def _multiclass_metrics(theta: xr.DataArray, keys: list[str], unit: str
     two units at a time (NumPy releases the GIL).
     """
     theta = align_predicted(theta).transpose(unit, "actual", "predicted", *SAMPLE_DIMS)
-    cells = np.ascontiguousarray(theta.values, dtype=np.float64)
+    cells = theta.values  # a strided view: each unit's table is copied in its thread
     n_units, k, _, chains, n_draws = cells.shape
     chosen = resolve_multiclass(keys)
     out = {m.key: np.empty((n_units, k, chains, n_draws) if m.per_class
@@ -232,7 +233,8 @@ def _multiclass_metrics(theta: xr.DataArray, keys: list[str], unit: str
            for m in chosen}
 
     def one(i: int) -> None:
-        tab = Table(cells[i].reshape(k, k, chains * n_draws))
+        own = np.ascontiguousarray(cells[i], dtype=np.float64)
+        tab = Table(own.reshape(k, k, chains * n_draws))
         for m in chosen:
             out[m.key][i] = np.asarray(m(tab)).reshape(out[m.key].shape[1:])
 
@@ -311,10 +313,20 @@ def _draw(conj: Conjugate, dims: dict, seeds: list[np.random.SeedSequence],
                         dirichlets={n: cut(a, n) for n, a in conj.dirichlets.items()})
         return own.draw(np.random.default_rng(seeds[i]), size)
 
-    # Generators with separate streams release the GIL while drawing: two threads
+    first = one(0)  # its shapes give the stacked arrays
+    out = {n: np.empty((*first[n].shape[:a], len(seeds), *first[n].shape[a + 1:]),
+                       first[n].dtype) for n, a in axis.items()}
+
+    def put(i: int, got: dict[str, np.ndarray]) -> None:
+        for n, a in axis.items():
+            out[n][(slice(None),) * a + (slice(i, i + 1),)] = got[n]
+
+    put(0, first)
+    # Generators with separate streams release the GIL while drawing, as NumPy does
+    # while copying: two threads draw and each puts its units in place
     with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(one, range(len(seeds))))
-    return {n: np.concatenate([p[n] for p in parts], axis=axis[n]) for n in axis}
+        list(pool.map(lambda i: put(i, one(i)), range(1, len(seeds))))
+    return out
 
 
 def _auto_chunk(closed: ClosedForm, keys: list[str], n_draws: int) -> int:

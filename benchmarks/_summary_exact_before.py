@@ -3,7 +3,10 @@
 The code of ``bayescm/summary_stream.py`` as it was (its module docstring left out),
 for ``bench_multiclass_exact.py`` only: it times the path before and checks that the
 same seed gives the same table.  Run it with ``bayescm.summary.COMPILED_FROM`` set out
-of reach, so that ``bayescm.summary.table`` uses its NumPy statistics as it did then.
+of reach, so that ``bayescm.summary.table`` uses its NumPy statistics as it did then,
+and with ``bayescm.inference.marginals.aligned`` replaced by :func:`aligned` below, the
+xarray reindexing of every closed-form marginal to each chunk's rows as it was then
+(the current one looks positions up once, which would speed the frozen path up too).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayescm import metrics as registry
 from bayescm.data.confusion import UNIT_DIMS, ConfusionMatrix
@@ -238,3 +242,21 @@ def _auto_chunk(closed: ClosedForm, n_keys: int, n_draws: int) -> int:
     cells = per_classifier_params / n_classifiers
     per = n_draws * (3 * 8 * max(cells, k * k) + 2 * 8 * n_keys * k)
     return max(1, int(CHUNK_BYTES // per))
+
+
+def aligned(ex: marginals.Exact, per_class: bool, base: Sequence[str],
+            units: xr.DataArray, classes: list[str]) -> dict[str, np.ndarray]:
+    """An Exact's arrays in a summary table's row order (base units, then class)."""
+    unit = next(d for d in base if d in UNIT_DIMS)
+    names = [str(v) for v in units[unit].values]
+    out = {}
+    for field in ("a", "b", "mean_finite", "sd_finite", "sign", "note"):
+        da = getattr(ex, field).assign_coords({unit: [str(v) for v in ex.a[unit].values]})
+        da = da.reindex({unit: names})
+        da = da.reindex({"class": classes}) if per_class else da.isel({"class": 0})
+        if set(base) - set(da.dims):
+            da = da.broadcast_like(units)
+        out[field] = da.transpose(*base, *(["class"] if per_class else [])).values.ravel()
+    out["note"] = np.array(["" if not isinstance(v, str) else v for v in out["note"]],
+                           dtype=object)
+    return out

@@ -36,6 +36,7 @@ def task_summary_exact_path(params: dict) -> dict:
         import _summary_exact_before as impl
 
         sys.modules["bayescm.summary"].COMPILED_FROM = float("inf")  # NumPy statistics
+        sys.modules["bayescm.inference.marginals"].aligned = impl.aligned  # as it was
         run = impl.summary_exact
     else:
         run = bcm.summary_exact

@@ -263,3 +263,37 @@ def test_metric_draws_are_float64_and_a_tiny_hdi_width_is_not_zero():
                        random_seed=1)
     assert idata.posterior["acc"].dtype == np.float64
     assert idata.posterior_predictive["acc"].dtype == np.float64
+
+
+def test_aligned_puts_an_exact_in_row_order_as_xarray_reindexing_does():
+    """Units and classes reordered, one unit and one class the Exact lacks (NaN, note
+    ""), and a second base dim over which each unit's values repeat: against xarray's
+    own reindex, broadcast and transpose of each array."""
+    import xarray as xr
+
+    rng = np.random.default_rng(5)
+    units, classes = ["m1", "m0", "m9"], ["c2", "c0", "zz"]
+    have_u, have_c = ["m0", "m1", "m2"], ["c0", "c1", "c2"]
+
+    def da(v):
+        return xr.DataArray(v, dims=("classifier", "class"),
+                            coords={"classifier": have_u, "class": have_c})
+
+    notes = np.array([[f"n{i}{j}" for j in range(3)] for i in range(3)], dtype=object)
+    ex = marginals.Exact(*(da(rng.uniform(1, 9, (3, 3))) for _ in range(5)), da(notes))
+    template = xr.DataArray(np.zeros((2, 3)), dims=("fold", "classifier"),
+                            coords={"fold": ["f0", "f1"], "classifier": units})
+    base = ["fold", "classifier"]
+    for per_class in (True, False):
+        got = marginals.aligned(ex, per_class, base, template, classes)
+        for field in ("a", "b", "mean_finite", "sd_finite", "sign", "note"):
+            ref = getattr(ex, field).reindex(classifier=units)
+            ref = ref.reindex({"class": classes}) if per_class else ref.isel({"class": 0})
+            ref = ref.broadcast_like(template).transpose(*base, *(["class"] * per_class))
+            want = ref.values.ravel()
+            if field == "note":
+                want = np.array([v if isinstance(v, str) else "" for v in want], dtype=object)
+                assert list(got[field]) == list(want)
+            else:
+                np.testing.assert_array_equal(got[field], want)
+        assert np.isnan(got["a"]).sum() == (2 * (9 - 4) if per_class else 2)
