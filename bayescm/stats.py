@@ -409,7 +409,8 @@ def draw_conjugate(
     for name, alpha in (dirichlets or {}).items():
         alpha = np.asarray(alpha, dtype=float)
         g = rng.standard_gamma(alpha, size=(*size, *alpha.shape))
-        out[name] = g / g.sum(axis=-1, keepdims=True)
+        # normalised in place: the same quotients, without a second array of draws
+        out[name] = np.divide(g, g.sum(axis=-1, keepdims=True), out=g)
     return out
 
 
