@@ -420,7 +420,7 @@ def aligned(ex: Exact, per_class: bool, base: Sequence[str],
     (a note "") for a unit or class the Exact does not have.
 
     Positions are looked up once for the six arrays (``summary_exact`` calls this per
-    chunk and metric: reindexing each array through xarray cost 77 ms a chunk)."""
+    chunk and metric: reindexing each array through xarray cost about 24 ms a chunk)."""
     unit = next(d for d in base if d in UNIT_DIMS)
     at_unit = pd.Index([str(v) for v in ex.a[unit].values]).get_indexer(
         [str(v) for v in units[unit].values])
