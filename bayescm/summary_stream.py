@@ -172,8 +172,8 @@ def summary_exact(
         chunks = [np.arange(start, min(start + int(chunk), len(names)))
                   for start in range(0, len(names), int(chunk))]
         parts = (draws_mod.take_units(closed, idx) for idx in chunks)
-        # each chunk gets its own units' closed-form marginals (looking every unit up
-        # for every chunk would cost chunks x units)
+        # each chunk gets its own units' closed-form marginals (aligning all of them
+        # to every chunk's rows would cost chunks x units)
         known = (_take_exact(exact, unit, idx) for idx in chunks)
         if client is None:  # _AT_ONCE chunks at a time
             with ThreadPoolExecutor(_AT_ONCE) as pool:
@@ -258,6 +258,9 @@ def _take_exact(exact: dict[str, marginals.Exact], unit: str, idx: np.ndarray
 
     out = {}
     for key, ex in exact.items():
+        if unit not in ex.a.dims:  # the same for every unit
+            out[key] = ex
+            continue
         first = ex.a.isel({unit: idx})
         out[key] = replace(ex, **{f.name: first.copy(data=cut(getattr(ex, f.name), ex.a))
                                   for f in fields(ex)})
