@@ -48,8 +48,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from bayescm import idata as idata_mod
+from bayescm import metrics as registry
 from bayescm.data.items import ItemResults
 from bayescm.inference.arguments import check_fit_result
+from bayescm.inference.marginals import closed_form_of, exact_marginals
 from bayescm.stats import (
     SAMPLE_DIMS,
     beta_hdi_any,
@@ -100,9 +102,6 @@ def _fit(results: ItemResults, random_seed: int | None, fit_options: dict) -> An
 def _exact_betas(idata: Any) -> dict[str, tuple[float, float]]:
     """``model -> (a, b)`` where the fit's closed form says accuracy ~ Beta(a, b) exactly
     (what :func:`bayescm.summary` reads; else empty)."""
-    from bayescm import metrics as registry
-    from bayescm.inference.marginals import closed_form_of, exact_marginals
-
     found = closed_form_of(idata)
     exact = (None if found is None else
              exact_marginals(*found, ["acc"], registry.registry_for(idata)).get("acc"))

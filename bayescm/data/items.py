@@ -243,6 +243,12 @@ class ItemResults:
         return self._trials
 
     @property
+    def outcome_counts_array(self) -> np.ndarray:
+        """``(M, N, 2)`` int64 correct and wrong answers of each model on each item (the
+        last axis is dim ``outcome``, labelled :data:`OUTCOMES`)."""
+        return np.stack([self._successes, self._trials - self._successes], -1)
+
+    @property
     def successes(self) -> xr.DataArray:
         return self._named(self._successes, "successes")
 

@@ -162,10 +162,9 @@ def items(results: ItemResults, *, priors: Mapping[str, Any] | None = None,
     coords = {"model": list(res.models), "item": list(res.items), "outcome": list(OUTCOMES)}
     if opts["clustered"]:
         coords["cluster"] = list(res.clusters)
-    y, n = res.successes_array, res.trials_array
     prior = spec.priors
     with pm.Model(coords=coords) as model:
-        counts = pm.Data("counts_data", np.stack([y, n - y], -1),
+        counts = pm.Data("counts_data", res.outcome_counts_array,
                          dims=("model", "item", "outcome"))
         a = pm.Data("accuracy_alpha", np.array([p.alpha for p in prior["accuracy"]]),
                     dims="model")
@@ -350,8 +349,7 @@ class Items(Family):
         if conj is None:
             return None
         res: ItemResults = spec.data
-        y, n = res.successes_array, res.trials_array
-        observed = xr.DataArray(np.stack([y, n - y], -1), dims=("model", "item", "outcome"),
+        observed = xr.DataArray(res.outcome_counts_array, dims=("model", "item", "outcome"),
                                 coords={"model": list(res.models), "item": list(res.items),
                                         "outcome": list(OUTCOMES)})
         return ClosedForm(spec, conj, {"accuracy": ("model",)}, {"model": list(res.models)},
